@@ -4,7 +4,7 @@
 # /usr/local/cuda) the tracer and reducer are built too, otherwise only the analyzer and CLI.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev catch2 libclang-dev zlib1g-dev python3)
+packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev python3 python3-jsonschema)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,39 @@
+// streamhaz: finds stream hazards in multi-GPU training traces.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "streamhaz/trace/reader.h"
+
+int main(int argc, char** argv) {
+  using namespace streamhaz::cli;
+  CLI::App app{
+      "streamhaz: finds stream hazards (unordered reads and writes of the same bytes on\n"
+      "different CUDA streams) in traces of multi-GPU training runs."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "streamhaz 0.1.0");
+  int exit_code = kExitClean;
+  add_run_command(app, exit_code);
+  add_check_command(app, exit_code);
+  add_inspect_command(app, exit_code);
+  add_export_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const streamhaz::trace::TraceError& e) {
+    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    return kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,82 @@
+// Reading a trace file: header, then records chunk by chunk. A file cut off anywhere after
+// the header reads up to its last whole chunk and reports itself truncated; anything else
+// that does not decode throws TraceError naming the file, the byte offset and what was
+// expected there.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::trace {
+
+class TraceError : public std::runtime_error {
+ public:
+  TraceError(const std::string& file, uint64_t offset, const std::string& what);
+  const std::string& file() const { return file_; }
+  uint64_t offset() const { return offset_; }
+
+ private:
+  std::string file_;
+  uint64_t offset_;
+};
+
+class TraceReader {
+ public:
+  explicit TraceReader(std::string path);  // reads the header; throws TraceError
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  // The JSON header, with every Meta record read so far merged in.
+  const nlohmann::json& header() const { return header_; }
+  int rank() const;        // header "rank", -1 if absent
+  int world_size() const;  // header "world_size", 1 if absent
+
+  // Reads the next record; false at the end of the readable data. Throws TraceError.
+  bool next(Record& out);
+
+  bool truncated() const { return truncated_; }
+  const std::string& truncation() const { return truncation_; }  // why, where
+  bool clean_end() const { return saw_end_; }
+  uint64_t records_read() const { return records_read_; }
+  uint64_t chunks_read() const { return chunks_read_; }
+  uint64_t file_bytes() const { return file_bytes_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  bool load_chunk();
+  [[noreturn]] void fail(uint64_t offset, const std::string& what) const;
+  void mark_truncated(uint64_t offset, const std::string& what);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  uint64_t file_bytes_ = 0;
+  uint64_t offset_ = 0;  // of the next chunk
+  nlohmann::json header_;
+
+  std::vector<uint8_t> payload_;
+  uint64_t payload_offset_ = 0;  // file offset of payload_[0]
+  size_t pos_ = 0;
+  uint32_t chunk_records_left_ = 0;
+  uint64_t last_seq_ = 0, last_ptr_ = 0, last_timing_seq_ = 0, last_start_ns_ = 0;
+
+  bool done_ = false;
+  bool truncated_ = false;
+  bool saw_end_ = false;
+  std::string truncation_;
+  uint64_t records_read_ = 0;
+  uint64_t chunks_read_ = 0;
+};
+
+// Expands the command line's TRACE arguments: a file stays itself, a folder gives its
+// *.shz files in name order. Throws TraceError for a missing path or an empty folder.
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& args);
+
+}  // namespace streamhaz::trace

@@ -1,0 +1,74 @@
+// Writing a trace: ChunkEncoder turns records into one chunk's bytes; TraceFileWriter puts
+// the header and chunks into a file. The tracer may drive ChunkEncoder itself (for its own
+// flush policy), tests and benchmarks use TraceFileWriter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::trace {
+
+// Encodes records into the payload of one chunk. Delta state resets with each chunk, so
+// every chunk decodes on its own.
+class ChunkEncoder {
+ public:
+  void add(const Record& r);
+  uint32_t record_count() const { return records_; }
+  size_t payload_bytes() const { return payload_.size(); }
+  bool empty() const { return records_ == 0; }
+  // Appends the finished chunk (header + payload) to `out` and starts a new chunk.
+  void finish_into(std::string& out);
+
+ private:
+  std::string payload_;
+  uint32_t records_ = 0;
+  uint64_t last_seq_ = 0;
+  uint64_t last_ptr_ = 0;
+  uint64_t last_timing_seq_ = 0;
+  uint64_t last_start_ns_ = 0;
+};
+
+// The first bytes of a trace file: magic, version, header length, then the JSON header.
+std::string encode_file_header(const nlohmann::json& header);
+
+class TraceFileWriter {
+ public:
+  struct Options {
+    size_t chunk_bytes = 64 * 1024;  // a chunk is written once its payload reaches this
+    bool overwrite = false;          // refuse to replace an existing file unless asked
+  };
+  // Creates `path` and writes the header. Throws std::runtime_error (with the path and errno
+  // text) when the file exists and overwrite is off, or cannot be written.
+  TraceFileWriter(const std::string& path, const nlohmann::json& header, Options options);
+  TraceFileWriter(const std::string& path, const nlohmann::json& header)
+      : TraceFileWriter(path, header, Options{}) {}
+  ~TraceFileWriter();  // closes cleanly (End record) unless already closed
+  TraceFileWriter(const TraceFileWriter&) = delete;
+  TraceFileWriter& operator=(const TraceFileWriter&) = delete;
+
+  void add(const Record& r);
+  void flush();  // writes the current chunk, even if small
+  void close();  // writes the End record and closes the file
+  // Stops without the End record, as a killed process would: for tests of truncation.
+  void abandon();
+  uint64_t records() const { return records_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_all(std::string_view bytes);
+  std::string path_;
+  Options options_;
+  int fd_ = -1;
+  ChunkEncoder chunk_;
+  std::string staging_;
+  uint64_t records_ = 0;
+  uint64_t bytes_written_ = 0;
+};
+
+}  // namespace streamhaz::trace

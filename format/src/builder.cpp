@@ -1,0 +1,323 @@
+// TraceBuilder implementation: keeps the simulated clocks and emits records in API order.
+#include "streamhaz/trace/builder.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+namespace streamhaz::trace {
+namespace {
+constexpr double kApiCallUs = 1.0;
+constexpr uint64_t kAlignment = 256;
+}  // namespace
+
+RankTraceBuilder::RankTraceBuilder(int rank, int world_size, std::string stream_to_path)
+    : rank_(rank), world_size_(world_size) {
+  if (!stream_to_path.empty()) {
+    TraceFileWriter::Options o;
+    o.overwrite = true;  // the builder's callers own their output paths
+    sink_ = std::make_unique<TraceFileWriter>(stream_to_path, header(), o);
+  }
+}
+
+nlohmann::json RankTraceBuilder::header() const {
+  return {{"format", "streamhaz-trace"},
+          {"version", kFormatVersion},
+          {"host", "synthetic"},
+          {"pid", 1000 + rank_},
+          {"rank", rank_},
+          {"world_size", world_size_},
+          {"clock", "simulated"},
+          {"footprints", "annotation"},
+          {"devices", nlohmann::json::array({{{"index", 0}, {"name", "synthetic GPU"}}})},
+          {"command", nlohmann::json::array({"streamhaz-trace-builder"})}};
+}
+
+void RankTraceBuilder::add(const Record& r) {
+  if (sink_) sink_->add(r);
+  else records_.push_back(r);
+}
+
+void RankTraceBuilder::write(const std::string& path) const {
+  TraceFileWriter::Options o;
+  o.overwrite = true;
+  TraceFileWriter w(path, header(), o);
+  for (const Record& r : records_) w.add(r);
+  w.close();
+}
+
+void RankTraceBuilder::close() {
+  if (sink_) sink_->close();
+}
+
+StringId RankTraceBuilder::intern(const std::string& text) {
+  if (text.empty()) return 0;
+  auto [it, inserted] = strings_.try_emplace(text, static_cast<StringId>(strings_.size() + 1));
+  if (inserted) add(StringDef{it->second, text});
+  return it->second;
+}
+
+StreamId RankTraceBuilder::make_stream(uint32_t flags, const std::string& name) {
+  StreamId id = next_stream_++;
+  add(StreamCreate{next_seq(), id, 0, flags, 0, 0x1000 + id});
+  if (!name.empty()) add(StreamName{id, intern(name)});
+  stream_free(id) = host_us_;
+  return id;
+}
+
+StreamId RankTraceBuilder::stream(const std::string& name, bool non_blocking, int priority) {
+  StreamId id = next_stream_++;
+  add(StreamCreate{next_seq(), id, 0, non_blocking ? uint32_t(kStreamNonBlocking) : 0u, priority, 0x1000 + id});
+  if (!name.empty()) add(StreamName{id, intern(name)});
+  host_us_ += kApiCallUs;
+  return id;
+}
+
+StreamId RankTraceBuilder::legacy_stream() {
+  if (!legacy_) legacy_ = make_stream(kStreamLegacyDefault, "default stream");
+  return legacy_;
+}
+
+StreamId RankTraceBuilder::per_thread_stream() {
+  auto it = per_thread_streams_.find(tid_);
+  if (it != per_thread_streams_.end()) return it->second;
+  StreamId id = make_stream(kStreamPerThreadDefault, "per-thread default stream");
+  per_thread_streams_[tid_] = id;
+  return id;
+}
+
+uint64_t RankTraceBuilder::alloc(uint64_t bytes, const std::string& name, AllocKind kind, StreamId stream) {
+  uint64_t ptr = next_device_ptr_;
+  next_device_ptr_ += (bytes + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
+  add(Alloc{next_seq(), ptr, bytes, 0, kind, stream});
+  if (!name.empty()) name_buffer(ptr, bytes, name);
+  host_us_ += kApiCallUs;
+  return ptr;
+}
+
+uint64_t RankTraceBuilder::host_alloc(uint64_t bytes, bool pinned) {
+  uint64_t ptr = next_host_ptr_;
+  next_host_ptr_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (pinned) add(Alloc{next_seq(), ptr, bytes, 0, AllocKind::HostPinned, 0});
+  return ptr;
+}
+
+void RankTraceBuilder::free(uint64_t ptr, AllocKind kind, StreamId stream) {
+  add(Free{next_seq(), ptr, kind, stream});
+  if (kind == AllocKind::Device) {  // cudaFree waits for the device
+    for (auto& [s, t] : stream_free_us_) host_us_ = std::max(host_us_, t);
+  }
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::name_buffer(uint64_t ptr, uint64_t bytes, const std::string& name) {
+  add(BufferName{ptr, bytes, intern(name)});
+}
+
+void RankTraceBuilder::push_range(const std::string& name) {
+  nvtx_stack_.push_back(nvtx_stack_.empty() ? name : nvtx_stack_.back() + "/" + name);
+  nvtx_ = intern(nvtx_stack_.back());
+}
+
+void RankTraceBuilder::pop_range() {
+  if (nvtx_stack_.empty()) throw std::logic_error("pop_range without push_range");
+  nvtx_stack_.pop_back();
+  nvtx_ = nvtx_stack_.empty() ? 0 : intern(nvtx_stack_.back());
+}
+
+void RankTraceBuilder::host_thread(uint64_t tid) {
+  if (tid == tid_) return;
+  tid_ = tid;
+  add(HostThread{tid});
+}
+
+void RankTraceBuilder::host_gap(double us) { host_us_ += us; }
+
+OpCommon RankTraceBuilder::op_on(StreamId s) {
+  ++operations_;
+  return OpCommon{next_seq(), s, nvtx_};
+}
+
+// Simulates when an operation runs; captured operations only run when their graph launches.
+void RankTraceBuilder::emit_timing(uint64_t seq, StreamId s, double us) {
+  host_us_ += kApiCallUs;
+  if (auto cap = capturing_.find(s); cap != capturing_.end()) {
+    graph_ops_[cap->second].emplace_back(seq, us);
+    return;
+  }
+  double& free_at = stream_free(s);
+  double start = std::max(free_at, host_us_);
+  free_at = start + us;
+  add(Timing{seq, static_cast<uint64_t>(start * 1000), static_cast<uint64_t>(free_at * 1000)});
+}
+
+uint64_t RankTraceBuilder::kernel(StreamId s, const std::string& name, const std::vector<KernelAccess>& accesses,
+                                  double us, FootprintTier tier) {
+  Kernel k;
+  k.op = op_on(s);
+  k.name = intern(name);
+  k.grid[0] = 128;
+  k.block[0] = 256;
+  add(k);
+  for (const KernelAccess& a : accesses) add(Access{k.op.seq, a.ptr, a.bytes, a.mode, tier});
+  emit_timing(k.op.seq, s, us);
+  return k.op.seq;
+}
+
+uint64_t RankTraceBuilder::memcpy(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, double us) {
+  Memcpy m;
+  m.op = op_on(s);
+  m.dst = dst;
+  m.src = src;
+  m.width = bytes;
+  m.kind = kind;
+  add(m);
+  emit_timing(m.op.seq, s, us);
+  return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::memcpy_sync(uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, bool pageable,
+                                       double us) {
+  StreamId s = legacy_stream();
+  Memcpy m;
+  m.op = op_on(s);
+  m.dst = dst;
+  m.src = src;
+  m.width = bytes;
+  m.kind = kind;
+  m.flags = kMemSync | (pageable ? uint32_t(kMemPageableHost) : 0u);
+  add(m);
+  emit_timing(m.op.seq, s, us);
+  if (kind != MemcpyKind::DeviceToDevice) host_us_ = std::max(host_us_, stream_free(s));
+  return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::memset(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, double us) {
+  Memset m;
+  m.op = op_on(s);
+  m.dst = dst;
+  m.width = bytes;
+  m.value = value;
+  add(m);
+  emit_timing(m.op.seq, s, us);
+  return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::memset_sync(uint64_t dst, uint64_t bytes, uint32_t value, double us) {
+  StreamId s = legacy_stream();
+  Memset m;
+  m.op = op_on(s);
+  m.dst = dst;
+  m.width = bytes;
+  m.value = value;
+  m.flags = kMemSync;
+  add(m);
+  emit_timing(m.op.seq, s, us);
+  return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::host_func(StreamId s, double us) {
+  HostFunc h{op_on(s)};
+  add(h);
+  emit_timing(h.op.seq, s, us);
+  return h.op.seq;
+}
+
+uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
+                                uint64_t comm, double us, int peer, uint8_t elem_bytes) {
+  Nccl n;
+  n.op = op_on(s);
+  n.kind = kind;
+  n.sendbuf = sendbuf;
+  n.recvbuf = recvbuf;
+  n.count = count;
+  n.dtype = 7;  // ncclFloat32
+  n.elem_bytes = elem_bytes;
+  n.peer = peer;
+  n.comm = comm;
+  n.rank = static_cast<uint32_t>(rank_);
+  n.nranks = static_cast<uint32_t>(world_size_);
+  n.comm_seq = comm_seq_[comm]++;
+  add(n);
+  emit_timing(n.op.seq, s, us);
+  return n.op.seq;
+}
+
+EventId RankTraceBuilder::event(uint32_t flags) {
+  EventId e = next_event_++;
+  add(EventCreate{e, flags});
+  host_us_ += kApiCallUs;
+  return e;
+}
+
+void RankTraceBuilder::record(EventId e, StreamId s) {
+  add(EventRecord{next_seq(), e, s});
+  event_time_us_[e] = std::max(stream_free(s), host_us_);
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::wait(StreamId s, EventId e) {
+  add(EventWait{next_seq(), s, e});
+  if (auto it = event_time_us_.find(e); it != event_time_us_.end())
+    stream_free(s) = std::max(stream_free(s), it->second);
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::event_sync(EventId e) {
+  add(EventSync{next_seq(), e});
+  if (auto it = event_time_us_.find(e); it != event_time_us_.end()) host_us_ = std::max(host_us_, it->second);
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::event_query(EventId e, bool complete) {
+  add(EventQuery{next_seq(), e, complete});
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::stream_sync(StreamId s) {
+  add(StreamSync{next_seq(), s});
+  host_us_ = std::max(host_us_, stream_free(s)) + kApiCallUs;
+}
+
+void RankTraceBuilder::stream_query(StreamId s, bool complete) {
+  add(StreamQuery{next_seq(), s, complete});
+  host_us_ += kApiCallUs;
+}
+
+void RankTraceBuilder::device_sync() {
+  add(DeviceSync{next_seq(), 0});
+  for (auto& [s, t] : stream_free_us_) host_us_ = std::max(host_us_, t);
+  host_us_ += kApiCallUs;
+}
+
+GraphId RankTraceBuilder::begin_capture(StreamId s) {
+  GraphId g = next_graph_++;
+  add(CaptureBegin{next_seq(), s, g});
+  capturing_[s] = g;
+  return g;
+}
+
+void RankTraceBuilder::end_capture(StreamId s, GraphId g) {
+  add(CaptureEnd{next_seq(), s, g});
+  capturing_.erase(s);
+}
+
+uint64_t RankTraceBuilder::graph_launch(StreamId s, GraphId g) {
+  GraphLaunch l{op_on(s), g};
+  add(l);
+  double total = 0;
+  for (const auto& [seq, us] : graph_ops_[g]) total += us;
+  emit_timing(l.op.seq, s, total);
+  return l.op.seq;
+}
+
+TraceBuilder::TraceBuilder(int world_size) {
+  for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<RankTraceBuilder>(r, world_size));
+}
+
+void TraceBuilder::write_dir(const std::string& dir) const {
+  std::filesystem::create_directories(dir);
+  for (size_t r = 0; r < ranks_.size(); ++r) ranks_[r]->write(dir + "/rank" + std::to_string(r) + ".shz");
+}
+
+}  // namespace streamhaz::trace

@@ -1,0 +1,30 @@
+// expand_trace_paths: the TRACE arguments of the command line.
+#include <algorithm>
+#include <filesystem>
+
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::trace {
+
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(arg, ec))
+        if (entry.is_regular_file() && entry.path().extension() == ".shz") found.push_back(entry.path().string());
+      if (found.empty()) throw TraceError(arg, 0, "folder holds no .shz trace files");
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(arg, ec)) {
+      out.push_back(arg);
+    } else {
+      throw TraceError(arg, 0, "no such file or folder");
+    }
+  }
+  return out;
+}
+
+}  // namespace streamhaz::trace

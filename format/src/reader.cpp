@@ -1,0 +1,237 @@
+// TraceReader: validates the preamble and header, then decodes chunk by chunk. Every length
+// and value read from the file is checked before use, so foreign bytes give a TraceError,
+// never a crash (the reader is fuzzed: tests/fuzz_reader.cpp).
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <limits>
+
+#include "layout.h"
+#include "record_fields.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::trace {
+namespace {
+
+using detail::DeltaState;
+using detail::unzigzag;
+
+std::string describe(const std::string& file, uint64_t offset, const std::string& what) {
+  return file + ": at byte " + std::to_string(offset) + ": " + what;
+}
+
+// The codec the field lists are walked with when reading. Throws a plain string on a bad
+// value; the reader turns it into a TraceError with the file offset.
+struct FieldReader {
+  const uint8_t* data;
+  size_t size;
+  size_t& pos;
+  DeltaState& d;
+
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= size) throw std::string("record runs past the end of its chunk");
+      uint8_t b = data[pos++];
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw std::string("varint longer than 10 bytes");
+  }
+  template <class T> T bounded(uint64_t v, const char* what) {
+    if (v > std::numeric_limits<T>::max()) throw std::string(what) + " value " + std::to_string(v) + " out of range";
+    return static_cast<T>(v);
+  }
+  void u64(uint64_t& v) { v = varint(); }
+  void u32(uint32_t& v) { v = bounded<uint32_t>(varint(), "32-bit field"); }
+  void u8(uint8_t& v) { v = bounded<uint8_t>(varint(), "8-bit field"); }
+  void i32(int32_t& v) {
+    int64_t x = unzigzag(varint());
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+      throw std::string("signed 32-bit field out of range");
+    v = static_cast<int32_t>(x);
+  }
+  void flag(bool& v) {
+    uint64_t x = varint();
+    if (x > 1) throw std::string("flag value ") + std::to_string(x) + " is not 0 or 1";
+    v = x == 1;
+  }
+  template <class E> void e(E& v, uint8_t count) {
+    uint64_t x = varint();
+    if (x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
+    v = static_cast<E>(x);
+  }
+  template <class E> void e_min1(E& v, uint8_t count) {
+    uint64_t x = varint();
+    if (x == 0 || x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
+    v = static_cast<E>(x);
+  }
+  void str(std::string& s) {
+    uint64_t n = varint();
+    if (n > size - pos) throw std::string("string of ") + std::to_string(n) + " bytes runs past the end of its chunk";
+    s.assign(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(n));
+    pos += static_cast<size_t>(n);
+  }
+  void seq(uint64_t& v) { v = delta(d.seq); }
+  void ptr(uint64_t& v) { v = delta(d.ptr); }
+  void timing_seq(uint64_t& v) { v = delta(d.timing_seq); }
+  void start_ns(uint64_t& v) { v = delta(d.start_ns); }
+  void end_ns(uint64_t& end, uint64_t start) { end = start + static_cast<uint64_t>(unzigzag(varint())); }
+
+ private:
+  uint64_t delta(uint64_t& last) {
+    last += static_cast<uint64_t>(unzigzag(varint()));
+    return last;
+  }
+};
+
+// Builds the Record alternative with index `tag - 1` and decodes its fields.
+template <size_t I = 0>
+void decode_alternative(size_t index, Record& out, FieldReader& r) {
+  if constexpr (I < std::variant_size_v<Record>) {
+    if (index == I) {
+      auto& rec = out.template emplace<I>();
+      detail::visit_fields(r, rec);
+      return;
+    }
+    decode_alternative<I + 1>(index, out, r);
+  }
+}
+
+}  // namespace
+
+TraceError::TraceError(const std::string& file, uint64_t offset, const std::string& what)
+    : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
+
+TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
+  file_ = std::fopen(path_.c_str(), "rb");
+  if (!file_) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st{};
+  if (fstat(fileno(file_), &st) != 0 || !S_ISREG(st.st_mode)) fail(0, "not a regular file");
+  file_bytes_ = static_cast<uint64_t>(st.st_size);
+
+  uint8_t pre[layout::kFilePreambleBytes];
+  if (file_bytes_ < sizeof pre || std::fread(pre, 1, sizeof pre, file_) != sizeof pre)
+    fail(0, "expected a 16-byte streamhaz trace preamble, file has " + std::to_string(file_bytes_) + " bytes");
+  if (std::memcmp(pre, layout::kFileMagic, sizeof layout::kFileMagic) != 0)
+    fail(0, "expected magic SHZTRACE: not a streamhaz trace");
+  uint32_t version = layout::get_u32(pre + 8);
+  if (version == 0 || version > kFormatVersion)
+    fail(8, "format version " + std::to_string(version) + " is not supported (this build reads up to " +
+                std::to_string(kFormatVersion) + ")");
+  uint32_t header_bytes = layout::get_u32(pre + 12);
+  if (header_bytes > layout::kMaxHeaderBytes)
+    fail(12, "header length " + std::to_string(header_bytes) + " exceeds the 1 MiB limit");
+  if (file_bytes_ - sizeof pre < header_bytes)
+    fail(sizeof pre, "file cut off inside its " + std::to_string(header_bytes) + "-byte JSON header");
+  std::string text(header_bytes, '\0');
+  if (std::fread(text.data(), 1, header_bytes, file_) != header_bytes) fail(sizeof pre, "read error in header");
+  try {
+    header_ = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(sizeof pre, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!header_.is_object() || header_.value("format", std::string()) != "streamhaz-trace")
+    fail(sizeof pre, "header is not a JSON object with \"format\": \"streamhaz-trace\"");
+  offset_ = sizeof pre + header_bytes;
+}
+
+TraceReader::~TraceReader() {
+  if (file_) std::fclose(file_);
+}
+
+int TraceReader::rank() const {
+  auto it = header_.find("rank");
+  return it != header_.end() && it->is_number_integer() ? it->get<int>() : -1;
+}
+
+int TraceReader::world_size() const {
+  auto it = header_.find("world_size");
+  return it != header_.end() && it->is_number_integer() ? it->get<int>() : 1;
+}
+
+void TraceReader::fail(uint64_t offset, const std::string& what) const { throw TraceError(path_, offset, what); }
+
+void TraceReader::mark_truncated(uint64_t offset, const std::string& what) {
+  truncated_ = true;
+  truncation_ = describe(path_, offset, what);
+  done_ = true;
+}
+
+bool TraceReader::load_chunk() {
+  if (offset_ == file_bytes_) {
+    if (!saw_end_) mark_truncated(offset_, "trace ends without its end record (the process was killed?)");
+    done_ = true;
+    return false;
+  }
+  if (saw_end_) fail(offset_, "unexpected data after the end record");
+  uint64_t left = file_bytes_ - offset_;
+  if (left < layout::kChunkHeaderBytes) {
+    mark_truncated(offset_, "file cut off inside a chunk header");
+    return false;
+  }
+  uint8_t head[layout::kChunkHeaderBytes];
+  if (std::fseek(file_, static_cast<long>(offset_), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, file_) != sizeof head)
+    fail(offset_, "read error");
+  if (layout::get_u32(head) != layout::kChunkMagic) fail(offset_, "expected chunk magic SHZC");
+  uint32_t payload_bytes = layout::get_u32(head + 4);
+  uint32_t records = layout::get_u32(head + 8);
+  uint32_t crc = layout::get_u32(head + 12);
+  if (payload_bytes > layout::kMaxChunkPayloadBytes)
+    fail(offset_ + 4, "chunk payload length " + std::to_string(payload_bytes) + " exceeds the 64 MiB limit");
+  if (records == 0 || records > payload_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
+  if (left - sizeof head < payload_bytes) {
+    mark_truncated(offset_, "file cut off inside a chunk (" + std::to_string(left - sizeof head) + " of " +
+                                std::to_string(payload_bytes) + " payload bytes present)");
+    return false;
+  }
+  payload_.resize(payload_bytes);
+  if (std::fread(payload_.data(), 1, payload_bytes, file_) != payload_bytes) fail(offset_ + sizeof head, "read error");
+  if (static_cast<uint32_t>(crc32(0L, payload_.data(), payload_bytes)) != crc)
+    fail(offset_ + sizeof head, "chunk checksum mismatch: the payload is corrupt");
+  payload_offset_ = offset_ + sizeof head;
+  offset_ = payload_offset_ + payload_bytes;
+  pos_ = 0;
+  chunk_records_left_ = records;
+  last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
+  ++chunks_read_;
+  return true;
+}
+
+bool TraceReader::next(Record& out) {
+  if (done_) return false;
+  if (chunk_records_left_ == 0 && !load_chunk()) return false;
+  size_t start = pos_;
+  try {
+    if (pos_ >= payload_.size()) throw std::string("chunk ends before its last record");
+    uint8_t tag = payload_[pos_++];
+    if (tag == 0 || tag > kRecordKindCount) throw std::string("unknown record tag ") + std::to_string(tag);
+    DeltaState d{last_seq_, last_ptr_, last_timing_seq_, last_start_ns_};
+    FieldReader r{payload_.data(), payload_.size(), pos_, d};
+    decode_alternative(tag - 1, out, r);
+    last_seq_ = d.seq;
+    last_ptr_ = d.ptr;
+    last_timing_seq_ = d.timing_seq;
+    last_start_ns_ = d.start_ns;
+  } catch (const std::string& what) {
+    fail(payload_offset_ + start, what + " (record " + std::to_string(records_read_) + ")");
+  }
+  --chunk_records_left_;
+  if (chunk_records_left_ == 0 && pos_ != payload_.size())
+    fail(payload_offset_ + pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
+  ++records_read_;
+  if (const auto* meta = std::get_if<Meta>(&out)) {
+    nlohmann::json extra = nlohmann::json::parse(meta->json, nullptr, false);
+    if (!extra.is_object()) fail(payload_offset_ + start, "meta record is not a JSON object");
+    header_.update(extra);
+  } else if (std::holds_alternative<End>(out)) {
+    if (std::get<End>(out).records != records_read_ - 1)
+      fail(payload_offset_ + start, "end record counts " + std::to_string(std::get<End>(out).records) +
+                                        " records, file has " + std::to_string(records_read_ - 1));
+    saw_end_ = true;
+  }
+  return true;
+}
+
+}  // namespace streamhaz::trace
