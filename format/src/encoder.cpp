@@ -24,22 +24,22 @@ struct FieldWriter {
   std::string& out;
   DeltaState& d;
 
-  void u64(uint64_t v) { put_varint(out, v); }
-  void u32(uint32_t v) { put_varint(out, v); }
-  void u8(uint8_t v) { put_varint(out, v); }
-  void i32(int32_t v) { put_varint(out, zigzag(v)); }
-  void flag(bool v) { put_varint(out, v ? 1 : 0); }
-  template <class E> void e(E v, uint8_t) { put_varint(out, static_cast<uint64_t>(v)); }
-  template <class E> void e_min1(E v, uint8_t) { put_varint(out, static_cast<uint64_t>(v)); }
-  void str(const std::string& s) {
+  void u64(const char*, uint64_t v) { put_varint(out, v); }
+  void u32(const char*, uint32_t v) { put_varint(out, v); }
+  void u8(const char*, uint8_t v) { put_varint(out, v); }
+  void i32(const char*, int32_t v) { put_varint(out, zigzag(v)); }
+  void flag(const char*, bool v) { put_varint(out, v ? 1 : 0); }
+  template <class E> void e(const char*, E v, uint8_t) { put_varint(out, static_cast<uint64_t>(v)); }
+  template <class E> void e_min1(const char*, E v, uint8_t) { put_varint(out, static_cast<uint64_t>(v)); }
+  void str(const char*, const std::string& s) {
     put_varint(out, s.size());
     out.append(s);
   }
-  void seq(uint64_t v) { delta(d.seq, v); }
-  void ptr(uint64_t v) { delta(d.ptr, v); }
-  void timing_seq(uint64_t v) { delta(d.timing_seq, v); }
-  void start_ns(uint64_t v) { delta(d.start_ns, v); }
-  void end_ns(uint64_t end, uint64_t start) { put_varint(out, zigzag(static_cast<int64_t>(end - start))); }
+  void seq(const char*, uint64_t v) { delta(d.seq, v); }
+  void ptr(const char*, uint64_t v) { delta(d.ptr, v); }
+  void timing_seq(const char*, uint64_t v) { delta(d.timing_seq, v); }
+  void start_ns(const char*, uint64_t v) { delta(d.start_ns, v); }
+  void end_ns(const char*, uint64_t end, uint64_t start) { put_varint(out, zigzag(static_cast<int64_t>(end - start))); }
 
  private:
   void delta(uint64_t& last, uint64_t v) {

@@ -43,41 +43,41 @@ struct FieldReader {
     if (v > std::numeric_limits<T>::max()) throw std::string(what) + " value " + std::to_string(v) + " out of range";
     return static_cast<T>(v);
   }
-  void u64(uint64_t& v) { v = varint(); }
-  void u32(uint32_t& v) { v = bounded<uint32_t>(varint(), "32-bit field"); }
-  void u8(uint8_t& v) { v = bounded<uint8_t>(varint(), "8-bit field"); }
-  void i32(int32_t& v) {
+  void u64(const char*, uint64_t& v) { v = varint(); }
+  void u32(const char*, uint32_t& v) { v = bounded<uint32_t>(varint(), "32-bit field"); }
+  void u8(const char*, uint8_t& v) { v = bounded<uint8_t>(varint(), "8-bit field"); }
+  void i32(const char*, int32_t& v) {
     int64_t x = unzigzag(varint());
     if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
       throw std::string("signed 32-bit field out of range");
     v = static_cast<int32_t>(x);
   }
-  void flag(bool& v) {
+  void flag(const char*, bool& v) {
     uint64_t x = varint();
     if (x > 1) throw std::string("flag value ") + std::to_string(x) + " is not 0 or 1";
     v = x == 1;
   }
-  template <class E> void e(E& v, uint8_t count) {
+  template <class E> void e(const char*, E& v, uint8_t count) {
     uint64_t x = varint();
     if (x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
     v = static_cast<E>(x);
   }
-  template <class E> void e_min1(E& v, uint8_t count) {
+  template <class E> void e_min1(const char*, E& v, uint8_t count) {
     uint64_t x = varint();
     if (x == 0 || x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
     v = static_cast<E>(x);
   }
-  void str(std::string& s) {
+  void str(const char*, std::string& s) {
     uint64_t n = varint();
     if (n > size - pos) throw std::string("string of ") + std::to_string(n) + " bytes runs past the end of its chunk";
     s.assign(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(n));
     pos += static_cast<size_t>(n);
   }
-  void seq(uint64_t& v) { v = delta(d.seq); }
-  void ptr(uint64_t& v) { v = delta(d.ptr); }
-  void timing_seq(uint64_t& v) { v = delta(d.timing_seq); }
-  void start_ns(uint64_t& v) { v = delta(d.start_ns); }
-  void end_ns(uint64_t& end, uint64_t start) { end = start + static_cast<uint64_t>(unzigzag(varint())); }
+  void seq(const char*, uint64_t& v) { v = delta(d.seq); }
+  void ptr(const char*, uint64_t& v) { v = delta(d.ptr); }
+  void timing_seq(const char*, uint64_t& v) { v = delta(d.timing_seq); }
+  void start_ns(const char*, uint64_t& v) { v = delta(d.start_ns); }
+  void end_ns(const char*, uint64_t& end, uint64_t start) { end = start + static_cast<uint64_t>(unzigzag(varint())); }
 
  private:
   uint64_t delta(uint64_t& last) {

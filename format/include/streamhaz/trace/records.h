@@ -24,23 +24,27 @@ struct OpCommon {
   uint64_t seq = 0;
   StreamId stream = 0;
   StringId nvtx = 0;  // innermost NVTX range path of the issuing host thread ("a/b/c"), 0: none
+  bool operator==(const OpCommon&) const = default;
 };
 
 // Interned text: kernel names, stream and buffer names, NVTX range paths.
 struct StringDef {
   StringId id = 0;
   std::string text;
+  bool operator==(const StringDef&) const = default;
 };
 
 // Metadata learned after the header was written (NCCL version, device names...): a JSON
 // object whose keys are merged into the header by the reader.
 struct Meta {
   std::string json;
+  bool operator==(const Meta&) const = default;
 };
 
 // The API calls that follow come from this host thread (written when the thread changes).
 struct HostThread {
   uint64_t tid = 0;
+  bool operator==(const HostThread&) const = default;
 };
 
 enum StreamFlags : uint32_t {
@@ -56,55 +60,65 @@ struct StreamCreate {
   uint32_t flags = 0;  // StreamFlags
   int32_t priority = 0;
   uint64_t handle = 0;  // the CUstream value, for humans
+  bool operator==(const StreamCreate&) const = default;
 };
 
 struct StreamName {
   StreamId stream = 0;
   StringId name = 0;
+  bool operator==(const StreamName&) const = default;
 };
 
 struct EventCreate {
   EventId event = 0;
   uint32_t flags = 0;  // cudaEvent* flags as given
+  bool operator==(const EventCreate&) const = default;
 };
 
 struct EventRecord {
   uint64_t seq = 0;
   EventId event = 0;
   StreamId stream = 0;
+  bool operator==(const EventRecord&) const = default;
 };
 
 struct EventWait {  // cudaStreamWaitEvent(stream, event)
   uint64_t seq = 0;
   StreamId stream = 0;
   EventId event = 0;
+  bool operator==(const EventWait&) const = default;
 };
 
 struct EventSync {  // cudaEventSynchronize
   uint64_t seq = 0;
   EventId event = 0;
+  bool operator==(const EventSync&) const = default;
 };
 
 struct EventQuery {
   uint64_t seq = 0;
   EventId event = 0;
   bool complete = false;  // cudaSuccess; cudaErrorNotReady gives false
+  bool operator==(const EventQuery&) const = default;
 };
 
 struct StreamSync {
   uint64_t seq = 0;
   StreamId stream = 0;
+  bool operator==(const StreamSync&) const = default;
 };
 
 struct StreamQuery {
   uint64_t seq = 0;
   StreamId stream = 0;
   bool complete = false;
+  bool operator==(const StreamQuery&) const = default;
 };
 
 struct DeviceSync {  // cudaDeviceSynchronize / cuCtxSynchronize
   uint64_t seq = 0;
   uint32_t device = 0;
+  bool operator==(const DeviceSync&) const = default;
 };
 
 struct Kernel {
@@ -114,6 +128,7 @@ struct Kernel {
   uint32_t block[3] = {1, 1, 1};
   uint32_t shared_mem = 0;
   std::string params;  // raw parameter bytes, only where footprints need them
+  bool operator==(const Kernel&) const = default;
 };
 
 enum class MemcpyKind : uint8_t { HostToHost, HostToDevice, DeviceToHost, DeviceToDevice, Default, Peer };
@@ -135,6 +150,7 @@ struct Memcpy {
   uint64_t src_pitch = 0;
   MemcpyKind kind = MemcpyKind::DeviceToDevice;
   uint32_t flags = 0;  // MemFlags
+  bool operator==(const Memcpy&) const = default;
 };
 
 struct Memset {
@@ -145,10 +161,12 @@ struct Memset {
   uint64_t pitch = 0;
   uint32_t value = 0;
   uint32_t flags = 0;  // MemFlags
+  bool operator==(const Memset&) const = default;
 };
 
 struct HostFunc {  // cudaLaunchHostFunc / cuLaunchHostFunc
   OpCommon op;
+  bool operator==(const HostFunc&) const = default;
 };
 
 enum class NcclKind : uint8_t {
@@ -170,6 +188,7 @@ struct Nccl {
   uint32_t rank = 0;
   uint32_t nranks = 1;
   uint64_t comm_seq = 0;  // per-communicator sequence number of this call
+  bool operator==(const Nccl&) const = default;
 };
 
 enum class AllocKind : uint8_t { Device, Async, Managed, HostPinned, Vmm };
@@ -182,6 +201,7 @@ struct Alloc {
   uint32_t device = 0;
   AllocKind kind = AllocKind::Device;
   StreamId stream = 0;  // for Async: the stream the allocation is ordered on
+  bool operator==(const Alloc&) const = default;
 };
 
 struct Free {
@@ -189,6 +209,7 @@ struct Free {
   uint64_t ptr = 0;
   AllocKind kind = AllocKind::Device;
   StreamId stream = 0;  // for Async
+  bool operator==(const Free&) const = default;
 };
 
 // A program-given name for a byte range (annotation header or NVTX memory naming).
@@ -196,6 +217,7 @@ struct BufferName {
   uint64_t ptr = 0;
   uint64_t bytes = 0;
   StringId name = 0;
+  bool operator==(const BufferName&) const = default;
 };
 
 enum class AccessMode : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
@@ -209,23 +231,27 @@ struct Access {
   uint64_t bytes = 0;
   AccessMode mode = AccessMode::Read;
   FootprintTier tier = FootprintTier::Annotation;
+  bool operator==(const Access&) const = default;
 };
 
 struct CaptureBegin {
   uint64_t seq = 0;
   StreamId stream = 0;
   GraphId graph = 0;  // the graph being captured into
+  bool operator==(const CaptureBegin&) const = default;
 };
 
 struct CaptureEnd {
   uint64_t seq = 0;
   StreamId stream = 0;
   GraphId graph = 0;
+  bool operator==(const CaptureEnd&) const = default;
 };
 
 struct GraphLaunch {
   OpCommon op;
   GraphId graph = 0;  // the captured graph the launched executable was instantiated from
+  bool operator==(const GraphLaunch&) const = default;
 };
 
 // GPU execution interval of an operation (CUPTI activity, joined by correlation id).
@@ -233,11 +259,13 @@ struct Timing {
   uint64_t op_seq = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  bool operator==(const Timing&) const = default;
 };
 
 // Written once by a clean close: a trace without it was cut off.
 struct End {
   uint64_t records = 0;  // records before this one
+  bool operator==(const End&) const = default;
 };
 
 using Record = std::variant<StringDef, Meta, HostThread, StreamCreate, StreamName, EventCreate,
@@ -260,6 +288,7 @@ const char* to_string(FootprintTier t);
 struct NcclFootprint {
   uint64_t read_bytes = 0;
   uint64_t write_bytes = 0;
+  bool operator==(const NcclFootprint&) const = default;
 };
 NcclFootprint nccl_footprint(const Nccl& n);
 

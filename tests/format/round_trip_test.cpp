@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+
+#include "sample_records.h"
+#include "streamhaz/trace/reader.h"
+#include "streamhaz/trace/record_json.h"
+#include "streamhaz/trace/writer.h"
+
+using namespace streamhaz::trace;
+using namespace streamhaz::trace::testing;
+
+TEST_CASE("every record kind survives a write and a read", "[format][round-trip]") {
+  std::vector<Record> records = one_of_each_kind();
+  std::string path = temp_path("all-kinds.shz");
+  {
+    TraceFileWriter w(path, test_header());
+    for (const Record& r : records) w.add(r);
+    w.close();
+  }
+  TraceReader reader(path);
+  CHECK(reader.rank() == 1);
+  CHECK(reader.world_size() == 2);
+  std::vector<Record> back;
+  Record r;
+  while (reader.next(r)) back.push_back(r);
+  REQUIRE(back.size() == records.size() + 1);  // + End
+  CHECK(std::get<End>(back.back()).records == records.size());
+  back.pop_back();
+  for (size_t i = 0; i < records.size(); ++i) {
+    INFO("record " << i << " (" << record_name(records[i]) << ")");
+    CHECK(back[i] == records[i]);
+  }
+  CHECK(reader.clean_end());
+  CHECK_FALSE(reader.truncated());
+  // Meta records are merged into the header.
+  CHECK(reader.header().at("nccl_version") == "2.28.3");
+}
+
+TEST_CASE("the record kinds cover every variant alternative", "[format]") {
+  std::vector<Record> records = one_of_each_kind();
+  std::vector<bool> seen(kRecordKindCount, false);
+  for (const Record& r : records) seen[r.index()] = true;
+  seen[std::variant_size_v<Record> - 1] = true;  // End is written by close()
+  for (size_t i = 0; i < seen.size(); ++i) {
+    INFO(record_name(i));
+    CHECK(seen[i]);
+  }
+}
+
+TEST_CASE("records spread over many small chunks read back in order", "[format][round-trip]") {
+  std::vector<Record> records = many_records(5000);
+  std::string path = temp_path("many.shz");
+  TraceFileWriter::Options o;
+  o.chunk_bytes = 300;
+  {
+    TraceFileWriter w(path, test_header(), o);
+    for (const Record& r : records) w.add(r);
+  }  // destructor closes cleanly
+  TraceReader reader(path);
+  Record r;
+  size_t i = 0;
+  while (reader.next(r) && !std::holds_alternative<End>(r)) {
+    REQUIRE(i < records.size());
+    REQUIRE(r == records[i]);
+    ++i;
+  }
+  CHECK(i == records.size());
+  CHECK(reader.chunks_read() > 50);
+}
+
+TEST_CASE("the writer refuses to overwrite an existing file unless asked", "[format]") {
+  std::string path = temp_path("exists.shz");
+  write_file(path, "user data");
+  CHECK_THROWS_WITH(TraceFileWriter(path, test_header()), Catch::Contains("refusing to overwrite"));
+  CHECK(read_file(path) == "user data");
+  TraceFileWriter::Options o;
+  o.overwrite = true;
+  TraceFileWriter w(path, test_header(), o);
+  w.close();
+  CHECK(read_all(path).size() == 1);
+}
+
+TEST_CASE("records export as JSON with their field names", "[format][json]") {
+  Nccl n = std::get<Nccl>(one_of_each_kind()[13]);
+  nlohmann::json j = to_json(n);
+  CHECK(j.at("type") == "nccl");
+  CHECK(j.at("kind") == "ncclReduceScatter");
+  CHECK(j.at("sendbuf") == "0x7f0000200000");
+  CHECK(j.at("count") == 4096);
+  CHECK(j.at("comm_seq") == 77);
+  CHECK(j.at("peer") == -1);
+}
+
+TEST_CASE("NCCL footprints follow the collective's semantics", "[format][footprint]") {
+  Nccl n;
+  n.count = 100;
+  n.elem_bytes = 4;
+  n.nranks = 4;
+  n.rank = 2;
+  n.kind = NcclKind::AllReduce;
+  CHECK(nccl_footprint(n).read_bytes == 400);
+  CHECK(nccl_footprint(n).write_bytes == 400);
+  n.kind = NcclKind::ReduceScatter;
+  CHECK(nccl_footprint(n).read_bytes == 1600);
+  CHECK(nccl_footprint(n).write_bytes == 400);
+  n.kind = NcclKind::AllGather;
+  CHECK(nccl_footprint(n).read_bytes == 400);
+  CHECK(nccl_footprint(n).write_bytes == 1600);
+  n.kind = NcclKind::Broadcast;
+  n.peer = 0;
+  CHECK(nccl_footprint(n).read_bytes == 0);  // not the root
+  CHECK(nccl_footprint(n).write_bytes == 400);
+  n.peer = 2;
+  CHECK(nccl_footprint(n).read_bytes == 400);
+}
