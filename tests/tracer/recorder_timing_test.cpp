@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "record_log.h"
+
+using namespace streamhaz::tracer;
+using namespace streamhaz::trace;
+using streamhaz::tracer::testing::RecordLog;
+
+TEST_CASE("activity joins the operation by correlation id") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.kernel_launched(StreamRef{0, 0}, 41, testing::launch(1, "k"));
+  Memcpy m;
+  m.dst = 0x10;
+  m.src = 0x20;
+  m.width = 64;
+  rec.memcpy_issued(StreamRef{0, 0}, 42, m);
+  rec.memset_issued(StreamRef{0, 0}, 43, Memset{});
+  CHECK(rec.pending_correlations() == 3);
+  rec.activity(42, 1000, 1500);
+  rec.activity(41, 900, 950);
+  rec.activity(43, 2000, 2100);
+  auto timings = log.all<Timing>();
+  REQUIRE(timings.size() == 3);
+  CHECK(timings[0].op_seq == log.all<Memcpy>()[0].op.seq);
+  CHECK(timings[0].start_ns == 1000);
+  CHECK(timings[0].end_ns == 1500);
+  CHECK(timings[1].op_seq == log.all<Kernel>()[0].op.seq);
+  CHECK(timings[2].op_seq == log.all<Memset>()[0].op.seq);
+  CHECK(rec.pending_correlations() == 0);
+}
+
+TEST_CASE("activity for an unknown or already joined correlation is dropped") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.kernel_launched(StreamRef{0, 0}, 7, testing::launch(1, "k"));
+  rec.activity(99, 1, 2);
+  rec.activity(7, 1, 2);
+  rec.activity(7, 3, 4);
+  CHECK(log.count<Timing>() == 1);
+}
+
+TEST_CASE("operations with no correlation expect no activity") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.memset_issued(StreamRef{0, 0}, 0, Memset{});
+  CHECK(rec.pending_correlations() == 0);
+}
+
+TEST_CASE("memcpy fields pass through and gain seq and stream") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.stream_created(0xa, 0, 0, 0);
+  Memcpy m;
+  m.dst = 0x1000;
+  m.src = 0x2000;
+  m.width = 128;
+  m.rows = 4;
+  m.dst_pitch = 256;
+  m.src_pitch = 512;
+  m.kind = MemcpyKind::HostToDevice;
+  m.flags = kMemSync | kMemPageableHost;
+  rec.memcpy_issued(StreamRef{0xa, 0}, 0, m);
+  auto out = log.all<Memcpy>()[0];
+  CHECK(out.op.stream == 1);
+  CHECK(out.op.seq > 0);
+  CHECK(out.width == 128);
+  CHECK(out.rows == 4);
+  CHECK(out.dst_pitch == 256);
+  CHECK(out.kind == MemcpyKind::HostToDevice);
+  CHECK(out.flags == (kMemSync | kMemPageableHost));
+}

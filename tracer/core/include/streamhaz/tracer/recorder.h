@@ -1,0 +1,214 @@
+// The Recorder turns API events into trace records. It knows nothing of CUDA, CUPTI or NCCL:
+// the glue in tracer/src decodes callbacks into the calls below (plain integers for handles),
+// and unit tests feed it synthetic events. Everything here is thread-safe: one mutex covers
+// the sequence number and the hand-off to the sink, so records leave in `seq` order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::tracer {
+
+// Where records go (a chunk encoder in production, a vector in tests). Called under the
+// recorder's mutex, so implementations need no locking of their own for add().
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void add(const trace::Record& r) = 0;
+};
+
+// The driver's special stream handles.
+inline constexpr uint64_t kHandleLegacyStream = 0x1;     // CU_STREAM_LEGACY
+inline constexpr uint64_t kHandlePerThreadStream = 0x2;  // CU_STREAM_PER_THREAD
+
+// A stream as an API call named it: handle 0 means the legacy default stream, unless the call
+// was a per-thread-default variant (_ptsz/_ptds), where it means the thread's own stream.
+struct StreamRef {
+  uint64_t handle = 0;
+  uint32_t device = 0;
+  bool per_thread_api = false;
+};
+
+// What the glue can find out about a stream the recorder has not seen created.
+struct StreamInfo {
+  uint32_t device = 0;
+  uint32_t flags = 0;  // trace::StreamFlags (kStreamNonBlocking)
+  int32_t priority = 0;
+};
+using StreamInfoQuery = std::function<std::optional<StreamInfo>(uint64_t handle)>;
+
+// What the glue knows about an NCCL communicator.
+struct CommInfo {
+  uint64_t hash = 0;  // equal on every rank
+  uint32_t rank = 0;
+  uint32_t nranks = 1;
+};
+using CommInfoQuery = std::function<std::optional<CommInfo>(uint64_t comm)>;
+
+struct KernelLaunch {
+  uint64_t function = 0;      // CUfunction/CUkernel handle: caches the interned name
+  std::string_view name;      // mangled; read only the first time `function` is seen
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_mem = 0;
+  std::string params;         // raw bytes when footprints need them, else empty
+};
+
+// One NCCL call as issued (before the recorder adds seq, stream id and comm facts).
+struct NcclCall {
+  trace::NcclKind kind = trace::NcclKind::AllReduce;
+  uint64_t sendbuf = 0;
+  uint64_t recvbuf = 0;
+  uint64_t count = 0;
+  uint8_t dtype = 0;
+  uint8_t elem_bytes = 4;
+  uint8_t redop = 0;
+  int32_t peer = -1;
+  uint64_t comm = 0;  // the ncclComm_t value
+  StreamRef stream;
+};
+
+class Recorder {
+ public:
+  explicit Recorder(RecordSink& sink, StreamInfoQuery stream_query = {}, CommInfoQuery comm_query = {});
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Streams and events.
+  void stream_created(uint64_t handle, uint32_t device, uint32_t flags, int32_t priority);
+  void stream_destroyed(uint64_t handle);
+  void stream_named(StreamRef s, std::string_view name);
+  void event_created(uint64_t event, uint32_t flags);
+  void event_destroyed(uint64_t event);
+  void event_recorded(uint64_t event, StreamRef s);
+  void event_waited(StreamRef s, uint64_t event);
+  void event_synchronized(uint64_t event);
+  void event_queried(uint64_t event, bool complete);
+  void stream_synchronized(StreamRef s);
+  void stream_queried(StreamRef s, bool complete);
+  void device_synchronized(uint32_t device);
+
+  // Operations on streams. `correlation` joins the later activity timestamps (0: none).
+  void kernel_launched(StreamRef s, uint64_t correlation, KernelLaunch k);
+  void memcpy_issued(StreamRef s, uint64_t correlation, trace::Memcpy m);
+  void memset_issued(StreamRef s, uint64_t correlation, trace::Memset m);
+  void host_func_launched(StreamRef s);
+  void graph_instantiated(uint64_t exec, uint64_t graph);
+  void graph_launched(StreamRef s, uint64_t correlation, uint64_t exec);
+  void capture_began(StreamRef s);
+  void capture_ended(StreamRef s, uint64_t graph);
+
+  // Memory.
+  void allocated(trace::AllocKind kind, uint64_t ptr, uint64_t bytes, uint32_t device,
+                 std::optional<StreamRef> stream = std::nullopt);
+  void freed(trace::AllocKind kind, uint64_t ptr, std::optional<StreamRef> stream = std::nullopt);
+  void buffer_named(uint64_t ptr, uint64_t bytes, std::string_view name);
+
+  // NCCL. A call outside a group is recorded at once and claims the kernels launched before
+  // nccl_call_end(); inside ncclGroupStart/End calls are held and recorded when the outermost
+  // ncclGroupEnd begins, and claim the kernels launched inside it.
+  void nccl_comm_initialized(uint64_t comm, CommInfo info);
+  void nccl_comm_destroyed(uint64_t comm);
+  void nccl_call_begin(const NcclCall& call);
+  void nccl_call_end();
+  void nccl_group_start();
+  void nccl_group_end_begin();
+  void nccl_group_end_end();
+
+  // NVTX ranges of the calling thread; operations carry the innermost range path.
+  void nvtx_push(std::string_view message);
+  void nvtx_pop();
+
+  // GPU interval of the operation(s) an API call with this correlation id issued.
+  void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
+
+  void meta(std::string json);
+
+  // The sequence number of the last record handed out (0: none yet).
+  uint64_t last_seq() const;
+  // Runs `fn` under the recorder's mutex (the session flushes the sink this way).
+  template <class Fn> auto with_lock(Fn&& fn) {
+    std::lock_guard lock(mu_);
+    return fn();
+  }
+  std::unique_lock<std::mutex> try_lock() { return std::unique_lock(mu_, std::try_to_lock); }
+
+  // Correlations still waiting for activity (tests, and the session's drop of stale ones).
+  size_t pending_correlations() const;
+
+ private:
+  struct ThreadState {
+    std::vector<trace::StringId> nvtx;  // path ids, innermost last
+    std::vector<std::string> nvtx_paths; // their texts ("outer/inner")
+    int nccl_depth = 0;                 // inside an NCCL call or group end
+    int group_depth = 0;
+    std::vector<trace::Nccl> held;      // grouped calls not yet recorded
+    std::vector<trace::Nccl> claimants; // recorded calls that claim kernels launched now
+  };
+  struct StreamKey {
+    uint64_t handle;
+    uint32_t device;
+    uint64_t thread;  // per-thread default streams only
+    bool operator==(const StreamKey&) const = default;
+  };
+  struct StreamKeyHash {
+    size_t operator()(const StreamKey& k) const {
+      return std::hash<uint64_t>()(k.handle * 0x9e3779b97f4a7c15ull ^ (uint64_t(k.device) << 48) ^ k.thread);
+    }
+  };
+  struct CommState {
+    CommInfo info;
+    uint64_t next_seq = 0;
+  };
+
+  // All below require mu_.
+  uint64_t next_seq() { return ++seq_; }
+  void emit(const trace::Record& r) { sink_.add(r); }
+  ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
+  trace::StreamId stream_id(StreamRef s);
+  trace::StreamId new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority);
+  trace::EventId event_id(uint64_t event);
+  trace::StringId intern(std::string_view text);
+  trace::OpCommon op_common(ThreadState& t, StreamRef s);
+  CommState& comm_state(uint64_t comm);
+  void record_nccl(ThreadState& t, trace::Nccl& n);
+  void expect_activity(uint64_t correlation, uint64_t seq);
+
+  RecordSink& sink_;
+  StreamInfoQuery stream_query_;
+  CommInfoQuery comm_query_;
+  mutable std::mutex mu_;
+  uint64_t seq_ = 0;
+  uint64_t last_thread_ = 0;
+  std::unordered_map<uint64_t, ThreadState> threads_;
+  std::unordered_map<StreamKey, trace::StreamId, StreamKeyHash> streams_;
+  trace::StreamId next_stream_ = 1;
+  std::unordered_map<uint64_t, trace::EventId> events_;
+  trace::EventId next_event_ = 1;
+  std::unordered_map<std::string, trace::StringId> strings_;
+  std::unordered_map<uint64_t, trace::StringId> function_names_;
+  std::unordered_map<uint64_t, uint64_t> graph_of_exec_;
+  std::unordered_map<uint64_t, CommState> comms_;
+  uint64_t unknown_comms_ = 0;
+  // correlation id -> op seqs; one seq for most, several for grouped NCCL and graphs.
+  std::unordered_map<uint64_t, uint64_t> one_op_;
+  struct ManyOps {
+    std::vector<uint64_t> seqs;
+    bool keep = false;  // graph launches: every node reports the launch's correlation
+  };
+  std::unordered_map<uint64_t, ManyOps> many_ops_;
+  static constexpr size_t kMaxPendingCorrelations = 1 << 20;
+};
+
+// The calling thread's kernel id (gettid), cached per thread.
+uint64_t current_thread_id();
+
+}  // namespace streamhaz::tracer

@@ -1,0 +1,445 @@
+#include "streamhaz/tracer/recorder.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace streamhaz::tracer {
+
+using namespace streamhaz::trace;
+
+uint64_t current_thread_id() {
+  thread_local uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+Recorder::Recorder(RecordSink& sink, StreamInfoQuery stream_query, CommInfoQuery comm_query)
+    : sink_(sink), stream_query_(std::move(stream_query)), comm_query_(std::move(comm_query)) {}
+
+Recorder::ThreadState& Recorder::thread_state() {
+  uint64_t tid = current_thread_id();
+  if (tid != last_thread_) {
+    last_thread_ = tid;
+    emit(HostThread{tid});
+  }
+  return threads_[tid];
+}
+
+StringId Recorder::intern(std::string_view text) {
+  auto it = strings_.find(std::string(text));
+  if (it != strings_.end()) return it->second;
+  StringId id = static_cast<StringId>(strings_.size() + 1);
+  strings_.emplace(std::string(text), id);
+  emit(StringDef{id, std::string(text)});
+  return id;
+}
+
+StreamId Recorder::new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority) {
+  StreamId id = next_stream_++;
+  streams_[key] = id;
+  uint64_t handle = key.handle;
+  emit(StreamCreate{next_seq(), id, device, flags, priority, handle});
+  return id;
+}
+
+// Default streams are keyed by device (and thread); created streams by handle alone, because
+// a handle names one stream whatever context is current.
+StreamId Recorder::stream_id(StreamRef s) {
+  const bool per_thread = s.handle == kHandlePerThreadStream || (s.handle == 0 && s.per_thread_api);
+  const bool legacy = !per_thread && (s.handle == 0 || s.handle == kHandleLegacyStream);
+  StreamKey key{s.handle, 0, 0};
+  uint32_t flags = 0;
+  if (per_thread) {
+    key = {kHandlePerThreadStream, s.device, current_thread_id()};
+    flags = kStreamPerThreadDefault;
+  } else if (legacy) {
+    key = {0, s.device, 0};
+    flags = kStreamLegacyDefault;
+  }
+  auto it = streams_.find(key);
+  if (it != streams_.end()) return it->second;
+  if (per_thread || legacy) return new_stream(key, s.device, flags, 0);
+  // A created stream we did not see created (made before the tracer, or by another path).
+  StreamInfo info{s.device, 0, 0};
+  if (stream_query_) {
+    if (auto q = stream_query_(s.handle)) info = *q;
+  }
+  return new_stream(key, info.device, info.flags, info.priority);
+}
+
+EventId Recorder::event_id(uint64_t event) {
+  auto it = events_.find(event);
+  if (it != events_.end()) return it->second;
+  EventId id = next_event_++;
+  events_[event] = id;
+  emit(EventCreate{id, 0});  // flags unknown: created before we looked
+  return id;
+}
+
+OpCommon Recorder::op_common(ThreadState& t, StreamRef s) {
+  OpCommon op;
+  op.stream = stream_id(s);
+  op.seq = next_seq();
+  op.nvtx = t.nvtx.empty() ? 0 : t.nvtx.back();
+  return op;
+}
+
+void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
+  if (correlation == 0) return;
+  // Captured operations never run, so never report activity: bound what waits for it.
+  if (one_op_.size() > kMaxPendingCorrelations) one_op_.clear();
+  if (many_ops_.size() > kMaxPendingCorrelations) many_ops_.clear();
+  auto [it, fresh] = one_op_.try_emplace(correlation, seq);
+  if (fresh) return;
+  // A second op for one correlation (grouped NCCL calls share their kernel).
+  auto& many = many_ops_[correlation];
+  if (many.seqs.empty()) many.seqs.push_back(it->second);
+  many.seqs.push_back(seq);
+  one_op_.erase(it);
+}
+
+// --- streams and events ----------------------------------------------------------------
+
+void Recorder::stream_created(uint64_t handle, uint32_t device, uint32_t flags, int32_t priority) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  streams_.erase(StreamKey{handle, 0, 0});  // a reused handle is a new stream
+  new_stream(StreamKey{handle, 0, 0}, device, flags, priority);
+}
+
+void Recorder::stream_destroyed(uint64_t handle) {
+  std::lock_guard lock(mu_);
+  if (handle > kHandlePerThreadStream) streams_.erase(StreamKey{handle, 0, 0});
+}
+
+void Recorder::stream_named(StreamRef s, std::string_view name) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  StreamId id = stream_id(s);
+  emit(StreamName{id, intern(name)});
+}
+
+void Recorder::event_created(uint64_t event, uint32_t flags) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  EventId id = next_event_++;
+  events_[event] = id;
+  emit(EventCreate{id, flags});
+}
+
+void Recorder::event_destroyed(uint64_t event) {
+  std::lock_guard lock(mu_);
+  events_.erase(event);
+}
+
+void Recorder::event_recorded(uint64_t event, StreamRef s) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  EventId e = event_id(event);
+  StreamId st = stream_id(s);
+  emit(EventRecord{next_seq(), e, st});
+}
+
+void Recorder::event_waited(StreamRef s, uint64_t event) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  EventId e = event_id(event);
+  StreamId st = stream_id(s);
+  emit(EventWait{next_seq(), st, e});
+}
+
+void Recorder::event_synchronized(uint64_t event) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  EventId e = event_id(event);
+  emit(EventSync{next_seq(), e});
+}
+
+void Recorder::event_queried(uint64_t event, bool complete) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  EventId e = event_id(event);
+  emit(EventQuery{next_seq(), e, complete});
+}
+
+void Recorder::stream_synchronized(StreamRef s) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  StreamId st = stream_id(s);
+  emit(StreamSync{next_seq(), st});
+}
+
+void Recorder::stream_queried(StreamRef s, bool complete) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  StreamId st = stream_id(s);
+  emit(StreamQuery{next_seq(), st, complete});
+}
+
+void Recorder::device_synchronized(uint32_t device) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  emit(DeviceSync{next_seq(), device});
+}
+
+// --- operations ------------------------------------------------------------------------
+
+void Recorder::kernel_launched(StreamRef s, uint64_t correlation, KernelLaunch k) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  if (t.nccl_depth > 0 && !t.claimants.empty()) {
+    // NCCL's own kernel: the Nccl record(s) stand for it; it only lends them its timing.
+    StreamId st = stream_id(s);
+    bool any_on_stream = false;
+    for (const Nccl& n : t.claimants) any_on_stream |= n.op.stream == st;
+    for (const Nccl& n : t.claimants) {
+      if (!any_on_stream || n.op.stream == st) expect_activity(correlation, n.op.seq);
+    }
+    return;
+  }
+  StringId name;
+  auto it = function_names_.find(k.function);
+  if (it != function_names_.end() && k.function != 0) {
+    name = it->second;
+  } else {
+    name = intern(k.name);
+    if (k.function != 0) function_names_[k.function] = name;
+  }
+  Kernel rec;
+  rec.op = op_common(t, s);
+  rec.name = name;
+  for (int i = 0; i < 3; ++i) {
+    rec.grid[i] = k.grid[i];
+    rec.block[i] = k.block[i];
+  }
+  rec.shared_mem = k.shared_mem;
+  rec.params = std::move(k.params);
+  expect_activity(correlation, rec.op.seq);
+  emit(rec);
+}
+
+void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  m.op = op_common(t, s);
+  expect_activity(correlation, m.op.seq);
+  emit(m);
+}
+
+void Recorder::memset_issued(StreamRef s, uint64_t correlation, Memset m) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  m.op = op_common(t, s);
+  expect_activity(correlation, m.op.seq);
+  emit(m);
+}
+
+void Recorder::host_func_launched(StreamRef s) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  emit(HostFunc{op_common(t, s)});
+}
+
+void Recorder::graph_instantiated(uint64_t exec, uint64_t graph) {
+  std::lock_guard lock(mu_);
+  graph_of_exec_[exec] = graph;
+}
+
+void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  GraphLaunch g;
+  g.op = op_common(t, s);
+  auto it = graph_of_exec_.find(exec);
+  g.graph = it != graph_of_exec_.end() ? it->second : 0;
+  // Every node of the graph reports this correlation: keep the entry for all of them.
+  if (correlation != 0) many_ops_[correlation] = ManyOps{{g.op.seq}, true};
+  emit(g);
+}
+
+void Recorder::capture_began(StreamRef s) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  StreamId st = stream_id(s);
+  emit(CaptureBegin{next_seq(), st, 0});  // the graph is known only at the end
+}
+
+void Recorder::capture_ended(StreamRef s, uint64_t graph) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  StreamId st = stream_id(s);
+  emit(CaptureEnd{next_seq(), st, graph});
+}
+
+// --- memory ----------------------------------------------------------------------------
+
+void Recorder::allocated(AllocKind kind, uint64_t ptr, uint64_t bytes, uint32_t device,
+                         std::optional<StreamRef> stream) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  Alloc a;
+  a.ptr = ptr;
+  a.bytes = bytes;
+  a.device = device;
+  a.kind = kind;
+  a.stream = stream ? stream_id(*stream) : 0;
+  a.seq = next_seq();
+  emit(a);
+}
+
+void Recorder::freed(AllocKind kind, uint64_t ptr, std::optional<StreamRef> stream) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  Free f;
+  f.ptr = ptr;
+  f.kind = kind;
+  f.stream = stream ? stream_id(*stream) : 0;
+  f.seq = next_seq();
+  emit(f);
+}
+
+void Recorder::buffer_named(uint64_t ptr, uint64_t bytes, std::string_view name) {
+  std::lock_guard lock(mu_);
+  thread_state();
+  emit(BufferName{ptr, bytes, intern(name)});
+}
+
+// --- NCCL ------------------------------------------------------------------------------
+
+void Recorder::nccl_comm_initialized(uint64_t comm, CommInfo info) {
+  std::lock_guard lock(mu_);
+  comms_[comm] = CommState{info, 0};
+}
+
+void Recorder::nccl_comm_destroyed(uint64_t comm) {
+  std::lock_guard lock(mu_);
+  comms_.erase(comm);
+}
+
+Recorder::CommState& Recorder::comm_state(uint64_t comm) {
+  auto it = comms_.find(comm);
+  if (it != comms_.end()) return it->second;
+  CommInfo info;
+  if (comm_query_) {
+    if (auto q = comm_query_(comm)) info = *q;
+  }
+  // Init not seen: the n-th such communicator of every rank is presumed the same one.
+  if (info.hash == 0) info.hash = 0x5eed000000000000ull + ++unknown_comms_;
+  return comms_[comm] = CommState{info, 0};
+}
+
+void Recorder::record_nccl(ThreadState& t, Nccl& n) {
+  n.op.seq = next_seq();
+  n.op.nvtx = t.nvtx.empty() ? 0 : t.nvtx.back();
+  emit(n);
+  t.claimants.push_back(n);
+}
+
+void Recorder::nccl_call_begin(const NcclCall& call) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  ++t.nccl_depth;
+  CommState& c = comm_state(call.comm);
+  Nccl n;
+  n.kind = call.kind;
+  n.sendbuf = call.sendbuf;
+  n.recvbuf = call.recvbuf;
+  n.count = call.count;
+  n.dtype = call.dtype;
+  n.elem_bytes = call.elem_bytes;
+  n.redop = call.redop;
+  n.peer = call.peer;
+  n.comm = c.info.hash;
+  n.rank = c.info.rank;
+  n.nranks = c.info.nranks;
+  n.comm_seq = c.next_seq++;
+  n.op.stream = stream_id(call.stream);
+  if (t.group_depth > 0) {
+    t.held.push_back(n);  // enqueued by NCCL only at the outermost ncclGroupEnd
+    return;
+  }
+  t.claimants.clear();
+  record_nccl(t, n);
+}
+
+void Recorder::nccl_call_end() {
+  std::lock_guard lock(mu_);
+  ThreadState& t = threads_[current_thread_id()];
+  if (t.nccl_depth > 0) --t.nccl_depth;
+  if (t.nccl_depth == 0 && t.group_depth == 0) t.claimants.clear();
+}
+
+void Recorder::nccl_group_start() {
+  std::lock_guard lock(mu_);
+  ++threads_[current_thread_id()].group_depth;
+}
+
+void Recorder::nccl_group_end_begin() {
+  std::lock_guard lock(mu_);
+  ThreadState& t = thread_state();
+  ++t.nccl_depth;
+  if (t.group_depth > 1) return;  // an inner group end launches nothing
+  t.claimants.clear();
+  std::vector<Nccl> held = std::move(t.held);
+  t.held.clear();
+  for (Nccl& n : held) record_nccl(t, n);
+}
+
+void Recorder::nccl_group_end_end() {
+  std::lock_guard lock(mu_);
+  ThreadState& t = threads_[current_thread_id()];
+  if (t.nccl_depth > 0) --t.nccl_depth;
+  if (t.group_depth > 0) --t.group_depth;
+  if (t.group_depth == 0 && t.nccl_depth == 0) t.claimants.clear();
+}
+
+// --- NVTX, timing, meta ----------------------------------------------------------------
+
+void Recorder::nvtx_push(std::string_view message) {
+  std::lock_guard lock(mu_);
+  ThreadState& t = threads_[current_thread_id()];
+  std::string path;
+  if (!t.nvtx_paths.empty()) path = t.nvtx_paths.back() + '/';
+  path += message;
+  t.nvtx.push_back(intern(path));
+  t.nvtx_paths.push_back(std::move(path));
+}
+
+void Recorder::nvtx_pop() {
+  std::lock_guard lock(mu_);
+  ThreadState& t = threads_[current_thread_id()];
+  if (t.nvtx.empty()) return;  // a pop without push: ignore, as NVTX does
+  t.nvtx.pop_back();
+  t.nvtx_paths.pop_back();
+}
+
+void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns) {
+  std::lock_guard lock(mu_);
+  if (auto many = many_ops_.find(correlation); many != many_ops_.end()) {
+    for (uint64_t seq : many->second.seqs) emit(Timing{seq, start_ns, end_ns});
+    if (!many->second.keep) many_ops_.erase(many);
+    return;
+  }
+  auto it = one_op_.find(correlation);
+  if (it == one_op_.end()) return;  // not an operation we recorded
+  emit(Timing{it->second, start_ns, end_ns});
+  one_op_.erase(it);
+}
+
+void Recorder::meta(std::string json) {
+  std::lock_guard lock(mu_);
+  emit(Meta{std::move(json)});
+}
+
+uint64_t Recorder::last_seq() const {
+  std::lock_guard lock(mu_);
+  return seq_;
+}
+
+size_t Recorder::pending_correlations() const {
+  std::lock_guard lock(mu_);
+  return one_op_.size() + many_ops_.size();
+}
+
+}  // namespace streamhaz::tracer
