@@ -1,0 +1,35 @@
+// What every report writer (text, JSON, SARIF) is given: the analysis result with the
+// suppressed findings already taken out, and those suppressed findings with the rule that
+// matched them (SARIF keeps them as suppressed results; text and JSON count them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/finding.h"
+
+namespace streamhaz::report {
+
+// Where a suppression rule was written, for messages and for SARIF's justification.
+struct RuleOrigin {
+  std::string file;
+  int line = 0;
+  std::string text;  // the rule as written, without comment
+};
+
+struct SuppressedFinding {
+  analysis::Finding finding;
+  RuleOrigin rule;
+};
+
+struct ReportInput {
+  analysis::AnalysisResult analysis;  // findings: only those that are reported
+  std::vector<SuppressedFinding> suppressed;
+  std::string tool_version = "0.1.0";
+};
+
+// "race" / "oversync": the names used on the command line, in suppression files, as the
+// JSON "kind" and as SARIF rule ids.
+const char* kind_id(analysis::FindingKind kind);
+
+}  // namespace streamhaz::report

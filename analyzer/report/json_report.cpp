@@ -1,0 +1,89 @@
+#include "streamhaz/report/json_report.h"
+
+#include <fmt/format.h>
+
+namespace streamhaz::report {
+namespace {
+
+using analysis::Finding;
+using analysis::OpRef;
+using nlohmann::json;
+
+// Addresses as hex strings: JSON numbers above 2^53 lose precision in many readers.
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+json op_json(const OpRef& op) {
+  return {{"rank", op.rank},
+          {"seq", op.seq},
+          {"kind", op.kind},
+          {"name", op.name},
+          {"stream", op.stream},
+          {"stream_name", op.stream_name},
+          {"nvtx", op.nvtx},
+          {"role", trace::to_string(op.role)},
+          {"start_ns", op.start_ns},
+          {"end_ns", op.end_ns}};
+}
+
+json finding_json(const Finding& f) {
+  return {{"kind", kind_id(f.kind)},
+          {"key", f.key},
+          {"title", f.title},
+          {"first", op_json(f.first)},
+          {"second", op_json(f.second)},
+          {"buffer",
+           {{"name", f.buffer.name},
+            {"alloc_base", hex(f.buffer.alloc_base)},
+            {"alloc_bytes", f.buffer.alloc_bytes},
+            {"offset", f.buffer.offset},
+            {"bytes", f.buffer.bytes}}},
+          {"missing_order", f.missing_order},
+          {"occurrences", f.occurrences},
+          {"ranks", f.ranks},
+          {"tier", trace::to_string(f.tier)},
+          {"exact", f.exact},
+          {"detail", f.detail}};
+}
+
+json trace_json(const analysis::TraceSummary& t) {
+  return {{"path", t.path},         {"rank", t.rank},           {"records", t.records},
+          {"operations", t.operations}, {"truncated", t.truncated}, {"truncation", t.truncation}};
+}
+
+}  // namespace
+
+json json_report(const ReportInput& input) {
+  const auto& a = input.analysis;
+  json findings = json::array(), suppressed = json::array(), traces = json::array();
+  uint64_t races = 0;
+  for (const Finding& f : a.findings) {
+    findings.push_back(finding_json(f));
+    races += f.kind == analysis::FindingKind::Race;
+  }
+  for (const SuppressedFinding& s : input.suppressed) {
+    json entry = finding_json(s.finding);
+    entry["suppressed_by"] = {{"file", s.rule.file}, {"line", s.rule.line}, {"rule", s.rule.text}};
+    suppressed.push_back(std::move(entry));
+  }
+  for (const auto& t : a.traces) traces.push_back(trace_json(t));
+  return {{"schema_version", kJsonSchemaVersion},
+          {"tool", {{"name", "streamhaz"}, {"version", input.tool_version}}},
+          {"summary",
+           {{"findings", a.findings.size()},
+            {"races", races},
+            {"oversync", a.findings.size() - races},
+            {"suppressed", input.suppressed.size()},
+            {"operations_checked", a.operations_checked},
+            {"operations_without_footprint", a.operations_without_footprint}}},
+          {"traces", std::move(traces)},
+          {"warnings", a.warnings},
+          {"findings", std::move(findings)},
+          {"suppressed", std::move(suppressed)}};
+}
+
+void write_json_report(std::ostream& out, const ReportInput& input) {
+  // Invalid UTF-8 in a trace name must not abort the report: replace it.
+  out << json_report(input).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace streamhaz::report

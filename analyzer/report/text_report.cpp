@@ -1,0 +1,132 @@
+#include "streamhaz/report/text_report.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace streamhaz::report {
+namespace {
+
+using analysis::Finding;
+using analysis::FindingKind;
+using analysis::OpRef;
+
+constexpr const char* kRule = "==================";
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string capitalised(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+std::string stream_label(const OpRef& op) {
+  if (op.stream_name.empty()) return fmt::format("stream {}", op.stream);
+  return fmt::format("stream \"{}\" (id {})", printable(op.stream_name), op.stream);
+}
+
+// "ncclAllReduce" alone when the name is the kind; "kernel void scale<float>(float*)" otherwise.
+std::string op_label(const OpRef& op) {
+  if (op.name.empty() || op.name == op.kind) return printable(op.kind);
+  return fmt::format("{} {}", printable(op.kind), printable(op.name));
+}
+
+std::string buffer_at(const Finding& f) {
+  return fmt::format("{}+{}", printable(f.buffer.name), f.buffer.offset);
+}
+
+void write_op(std::ostream& out, const std::string& heading, const OpRef& op) {
+  out << "  " << heading << " by rank " << op.rank << ", " << stream_label(op) << ":\n";
+  out << "    " << op_label(op) << "  [seq " << op.seq << "]\n";
+  if (!op.nvtx.empty()) out << "    NVTX: " << printable(op.nvtx) << "\n";
+}
+
+bool overlapped_in_time(const OpRef& a, const OpRef& b) {
+  const bool timed = a.end_ns > a.start_ns && b.end_ns > b.start_ns;
+  return timed && a.start_ns < b.end_ns && b.start_ns < a.end_ns;
+}
+
+void write_race_ops(std::ostream& out, const Finding& f) {
+  // As ThreadSanitizer does: the later access first, then the "previous" one it races with.
+  const std::string size = plural(f.buffer.bytes, "byte", "bytes");
+  write_op(out, fmt::format("{} of {} at {}", capitalised(trace::to_string(f.second.role)), size, buffer_at(f)), f.second);
+  write_op(out, fmt::format("Previous {} of {} at {}", trace::to_string(f.first.role), size, buffer_at(f)), f.first);
+}
+
+void write_buffer(std::ostream& out, const Finding& f) {
+  const auto& b = f.buffer;
+  out << "  Buffer: " << printable(b.name);
+  if (b.alloc_base != 0)
+    out << fmt::format(" (allocation {:#x}, {})", b.alloc_base, plural(b.alloc_bytes, "byte", "bytes"));
+  else
+    out << " (in no traced allocation)";
+  out << fmt::format(", conflicting bytes [{}, {})\n", b.offset, b.offset + b.bytes);
+}
+
+void write_finding(std::ostream& out, const Finding& f) {
+  out << kRule << "\n";
+  out << "streamhaz: " << kind_id(f.kind) << ": " << printable(f.title) << "\n";
+  if (f.kind == FindingKind::Race) {
+    write_race_ops(out, f);
+  } else {
+    write_op(out, "Operation", f.first);
+    write_op(out, "Other operation", f.second);
+  }
+  write_buffer(out, f);
+  if (!f.missing_order.empty())
+    out << "  " << (f.kind == FindingKind::Race ? "Missing order: " : "Proposal: ") << printable(f.missing_order) << "\n";
+  if (overlapped_in_time(f.first, f.second)) out << "  The captured run executed the two operations overlapping in time.\n";
+  out << "  Occurrences: " << f.occurrences;
+  if (!f.ranks.empty()) out << fmt::format(" (ranks {})", fmt::join(f.ranks, ", "));
+  out << "\n";
+  out << "  Footprint: " << trace::to_string(f.tier) << " tier, "
+      << (f.exact ? "exact byte ranges" : "approximate byte ranges") << "\n";
+  if (!f.detail.empty()) out << "  Detail: " << printable(f.detail) << "\n";
+  out << "  Key: " << printable(f.key) << "\n";
+  out << kRule << "\n";
+}
+
+}  // namespace
+
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+std::string summary_line(const ReportInput& input) {
+  const auto& a = input.analysis;
+  uint64_t races = 0, oversync = 0;
+  for (const Finding& f : a.findings) (f.kind == FindingKind::Race ? races : oversync)++;
+  std::string line = "streamhaz: ";
+  if (a.findings.empty()) {
+    line += "no findings";
+  } else {
+    std::vector<std::string> parts;
+    if (races) parts.push_back(plural(races, "race", "races"));
+    if (oversync) parts.push_back(plural(oversync, "over-synchronisation", "over-synchronisations"));
+    line += fmt::format("{}", fmt::join(parts, " and "));
+  }
+  line += fmt::format(" in {}, {} checked", plural(a.traces.size(), "trace", "traces"),
+                      plural(a.operations_checked, "operation", "operations"));
+  if (a.operations_without_footprint)
+    line += fmt::format(" ({} without footprint: ordering only)", a.operations_without_footprint);
+  if (!input.suppressed.empty()) line += fmt::format("; {} suppressed", input.suppressed.size());
+  if (!a.warnings.empty()) line += fmt::format("; {}", plural(a.warnings.size(), "warning", "warnings"));
+  return line;
+}
+
+void write_text_report(std::ostream& out, const ReportInput& input) {
+  for (const Finding& f : input.analysis.findings) write_finding(out, f);
+  for (const std::string& w : input.analysis.warnings) out << "warning: " << printable(w) << "\n";
+  out << summary_line(input) << "\n";
+}
+
+}  // namespace streamhaz::report
