@@ -49,6 +49,11 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES 90)  # H100/H200; override with -DCMAKE_CUDA_ARCHITECTURES=...
 endif()
 enable_language(CUDA)
+# CMake before 3.26 knows no C++20 flag for nvcc although nvcc 12+ accepts it.
+if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+endif()
 set(CMAKE_CUDA_STANDARD 20)
 add_library(streamhaz_nccl INTERFACE)
 target_include_directories(streamhaz_nccl INTERFACE ${STREAMHAZ_NCCL_INCLUDE})
