@@ -7,7 +7,7 @@ namespace {
 
 using analysis::Finding;
 using analysis::OpRef;
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // Addresses as hex strings: JSON numbers above 2^53 lose precision in many readers.
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }

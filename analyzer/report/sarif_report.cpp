@@ -11,7 +11,7 @@ namespace {
 using analysis::Finding;
 using analysis::FindingKind;
 using analysis::OpRef;
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 constexpr const char* kSarifSchemaUri =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";

@@ -6,7 +6,7 @@
 #include "streamhaz/report/json_report.h"
 
 using namespace streamhaz::report;
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 TEST_CASE("json: top level carries the schema version, summary and traces") {
   json doc = json_report(testing::sample_input());

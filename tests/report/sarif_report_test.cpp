@@ -4,7 +4,7 @@
 #include "streamhaz/report/sarif_report.h"
 
 using namespace streamhaz::report;
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 json sample_run() { return sarif_report(testing::sample_input())["runs"][0]; }

@@ -1,5 +1,6 @@
 // The JSON report, for tools. Its schema is docs/schema/findings.schema.json; a change that
-// removes or retypes a field raises kJsonSchemaVersion (adding fields does not).
+// removes or retypes a field raises kJsonSchemaVersion (adding fields does not). Keys keep
+// their written order (schema_version first) so the file reads well.
 #pragma once
 
 #include <ostream>
@@ -12,7 +13,7 @@ namespace streamhaz::report {
 
 inline constexpr int kJsonSchemaVersion = 1;
 
-nlohmann::json json_report(const ReportInput& input);
+nlohmann::ordered_json json_report(const ReportInput& input);
 void write_json_report(std::ostream& out, const ReportInput& input);
 
 }  // namespace streamhaz::report

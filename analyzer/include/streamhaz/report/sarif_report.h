@@ -10,7 +10,7 @@
 
 namespace streamhaz::report {
 
-nlohmann::json sarif_report(const ReportInput& input);
+nlohmann::ordered_json sarif_report(const ReportInput& input);
 void write_sarif_report(std::ostream& out, const ReportInput& input);
 
 }  // namespace streamhaz::report
