@@ -95,6 +95,14 @@ uint64_t RankTraceBuilder::alloc(uint64_t bytes, const std::string& name, AllocK
   return ptr;
 }
 
+uint64_t RankTraceBuilder::alloc_at(uint64_t ptr, uint64_t bytes, const std::string& name, AllocKind kind,
+                                    StreamId stream) {
+  add(Alloc{next_seq(), ptr, bytes, 0, kind, stream});
+  if (!name.empty()) name_buffer(ptr, bytes, name);
+  host_us_ += kApiCallUs;
+  return ptr;
+}
+
 uint64_t RankTraceBuilder::host_alloc(uint64_t bytes, bool pinned) {
   uint64_t ptr = next_host_ptr_;
   next_host_ptr_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;

@@ -48,6 +48,9 @@ class RankTraceBuilder {
   // Memory. Addresses are handed out 256-byte aligned from a fake device heap.
   uint64_t alloc(uint64_t bytes, const std::string& name = {}, AllocKind kind = AllocKind::Device,
                  StreamId stream = 0);
+  // An allocation at a chosen address: an allocator handing back memory freed earlier.
+  uint64_t alloc_at(uint64_t ptr, uint64_t bytes, const std::string& name = {}, AllocKind kind = AllocKind::Device,
+                    StreamId stream = 0);
   uint64_t host_alloc(uint64_t bytes, bool pinned);  // host memory: pinned is recorded, pageable is not
   void free(uint64_t ptr, AllocKind kind = AllocKind::Device, StreamId stream = 0);
   void name_buffer(uint64_t ptr, uint64_t bytes, const std::string& name);
