@@ -1,0 +1,109 @@
+// analyze(): opens every rank's trace and drives the rank engines in lockstep, so that a
+// collective's cross-rank edge is known before anything after it is checked. A rank runs
+// until it issues a collective the other ranks have not reached, then the next rank runs.
+#include "streamhaz/analysis/analyze.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+
+#include "engine/rank_engine.h"
+#include "findings/timing_backfill.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+struct RankRun {
+  std::unique_ptr<trace::TraceReader> reader;
+  std::unique_ptr<RankEngine> engine;
+  bool done = false;
+};
+
+// Runs every rank to its end; returns when all are done.
+void run_lockstep(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
+  trace::Record record;
+  size_t live = runs.size();
+  while (live) {
+    bool moved = false;
+    for (RankRun& run : runs) {
+      if (run.done) continue;
+      RankEngine& engine = *run.engine;
+      if (engine.blocked()) {
+        if (!collectives.ready(engine.blocked_on())) continue;
+        engine.resume();
+      }
+      while (!engine.blocked()) {
+        if (!run.reader->next(record)) {
+          engine.finish();
+          run.done = true;
+          --live;
+          break;
+        }
+        engine.apply(record);
+      }
+      moved = true;
+    }
+    // Every live rank waits for a collective some rank never issues (missing or cut-off
+    // trace, ranks disagreeing on the order): give up those edges rather than stop.
+    if (!moved) collectives.release_all();
+  }
+}
+
+}  // namespace
+
+AnalysisResult analyze(const std::vector<std::string>& trace_files, const AnalysisOptions& options) {
+  TimelineRegistry timelines;
+  CollectiveMatcher collectives;
+  FindingCollector findings;
+  std::vector<RankRun> runs;
+  std::map<int, std::string> file_by_rank;
+  AnalysisResult result;
+
+  for (size_t i = 0; i < trace_files.size(); ++i) {
+    RankRun run;
+    run.reader = std::make_unique<trace::TraceReader>(trace_files[i]);
+    int rank = run.reader->rank();
+    if (rank < 0 || file_by_rank.count(rank)) {
+      if (rank >= 0) result.warnings.push_back(fmt::format("{}: rank {} appears in more than one trace", trace_files[i], rank));
+      rank = rank < 0 ? static_cast<int>(i) : rank;
+    }
+    file_by_rank.emplace(rank, trace_files[i]);
+    run.engine = std::make_unique<RankEngine>(rank, timelines, collectives, findings, options);
+    runs.push_back(std::move(run));
+  }
+
+  run_lockstep(runs, collectives);
+
+  for (const RankRun& run : runs) {
+    const trace::TraceReader& r = *run.reader;
+    TraceSummary s;
+    s.path = r.path();
+    s.rank = run.engine->rank();
+    s.records = r.records_read();
+    s.operations = run.engine->operations();
+    s.truncated = r.truncated();
+    s.truncation = r.truncation();
+    if (s.truncated) result.warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk: {}", s.truncation));
+    result.operations_checked += run.engine->operations();
+    result.operations_without_footprint += run.engine->operations_without_footprint();
+    result.traces.push_back(std::move(s));
+  }
+  if (collectives.partial())
+    result.warnings.push_back(fmt::format(
+        "{} NCCL collective(s) were not reached by all their ranks in the traces given; their cross-rank "
+        "ordering was left out (races through them may be reported)",
+        collectives.partial()));
+  if (collectives.mismatched())
+    result.warnings.push_back(fmt::format(
+        "{} NCCL collective(s) differ between ranks at the same communicator sequence number; no cross-rank "
+        "ordering was assumed for them",
+        collectives.mismatched()));
+
+  result.findings = findings.take();
+  backfill_timings(result.findings, file_by_rank);
+  return result;
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,36 @@
+#include "clock/vector_clock.h"
+
+#include <algorithm>
+
+namespace streamhaz::analysis {
+
+void VectorClock::set(TimelineId t, ClockValue c) {
+  if (t >= v_.size()) v_.resize(t + 1, 0);
+  v_[t] = c;
+}
+
+Epoch VectorClock::tick(TimelineId own) {
+  if (own >= v_.size()) v_.resize(own + 1, 0);
+  return Epoch{own, ++v_[own]};
+}
+
+bool VectorClock::join(const VectorClock& other) {
+  if (other.v_.size() > v_.size()) v_.resize(other.v_.size(), 0);
+  bool grew = false;
+  for (size_t i = 0; i < other.v_.size(); ++i) {
+    if (other.v_[i] > v_[i]) {
+      v_[i] = other.v_[i];
+      grew = true;
+    }
+  }
+  return grew;
+}
+
+bool VectorClock::operator==(const VectorClock& o) const {
+  const size_t n = std::max(v_.size(), o.v_.size());
+  for (size_t i = 0; i < n; ++i)
+    if (get(static_cast<TimelineId>(i)) != o.get(static_cast<TimelineId>(i))) return false;
+  return true;
+}
+
+}  // namespace streamhaz::analysis

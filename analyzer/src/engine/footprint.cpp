@@ -1,0 +1,36 @@
+#include "engine/footprint.h"
+
+namespace streamhaz::analysis {
+
+using trace::AccessMode;
+
+void add_rows(std::vector<ByteRange>& out, uint64_t base, uint64_t width, uint64_t rows, uint64_t pitch,
+              AccessMode mode) {
+  if (width == 0 || rows == 0) return;
+  if (rows == 1 || pitch <= width) {  // contiguous (a pitch below the width is taken as packed)
+    out.push_back({base, base + width * rows, mode, true});
+    return;
+  }
+  if (rows > kMaxExactRows) {
+    out.push_back({base, base + pitch * (rows - 1) + width, mode, false});
+    return;
+  }
+  for (uint64_t r = 0; r < rows; ++r) out.push_back({base + r * pitch, base + r * pitch + width, mode, true});
+}
+
+void memcpy_footprint(const trace::Memcpy& m, std::vector<ByteRange>& out) {
+  add_rows(out, m.src, m.width, m.rows, m.src_pitch, AccessMode::Read);
+  add_rows(out, m.dst, m.width, m.rows, m.dst_pitch, AccessMode::Write);
+}
+
+void memset_footprint(const trace::Memset& m, std::vector<ByteRange>& out) {
+  add_rows(out, m.dst, m.width, m.rows, m.pitch, AccessMode::Write);
+}
+
+void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out) {
+  const trace::NcclFootprint f = trace::nccl_footprint(n);
+  if (f.read_bytes) out.push_back({n.sendbuf, n.sendbuf + f.read_bytes, AccessMode::Read, true});
+  if (f.write_bytes) out.push_back({n.recvbuf, n.recvbuf + f.write_bytes, AccessMode::Write, true});
+}
+
+}  // namespace streamhaz::analysis

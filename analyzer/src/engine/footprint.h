@@ -1,0 +1,28 @@
+// Tier-1 footprints: the bytes an API operation reads and writes, from its arguments alone.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::analysis {
+
+struct ByteRange {
+  uint64_t lo = 0, hi = 0;
+  trace::AccessMode mode = trace::AccessMode::Read;
+  bool exact = true;
+};
+
+// Pitched copies with more rows than this are approximated by their bounding range.
+inline constexpr uint64_t kMaxExactRows = 64;
+
+// Appends `rows` rows of `width` bytes `pitch` apart starting at `base`.
+void add_rows(std::vector<ByteRange>& out, uint64_t base, uint64_t width, uint64_t rows, uint64_t pitch,
+              trace::AccessMode mode);
+
+void memcpy_footprint(const trace::Memcpy& m, std::vector<ByteRange>& out);
+void memset_footprint(const trace::Memset& m, std::vector<ByteRange>& out);
+void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out);
+
+}  // namespace streamhaz::analysis

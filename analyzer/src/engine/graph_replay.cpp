@@ -1,0 +1,71 @@
+// Stream capture and graph launch: operations issued on a capturing stream do not run;
+// they are kept with their graph and applied at each cudaGraphLaunch, on timelines of
+// their own (one per captured stream, "branches"), started after the work before the
+// launch on the launch stream and joined back into it afterwards.
+#include "engine/rank_engine.h"
+
+#include <algorithm>
+
+namespace streamhaz::analysis {
+
+RankEngine::CapturedGraph* RankEngine::captured(const trace::Record& r, trace::StreamId id) {
+  if (replaying_) return nullptr;
+  const StreamState& s = stream(id);
+  if (!s.capturing) return nullptr;
+  auto it = graphs_.find(s.capturing);
+  if (it == graphs_.end() || !it->second.open) return nullptr;
+  CapturedGraph& g = it->second;
+  g.records.push_back(r);
+  if (std::find(g.streams.begin(), g.streams.end(), id) == g.streams.end()) g.streams.push_back(id);
+  return &g;
+}
+
+void RankEngine::on(const trace::CaptureBegin& r) {
+  CapturedGraph& g = graphs_[r.graph];
+  g = CapturedGraph{};
+  g.open = true;
+  g.streams.push_back(r.stream);
+  stream(r.stream).capturing = r.graph;
+}
+
+void RankEngine::on(const trace::CaptureEnd& r) {
+  for (StreamState& s : streams_)
+    if (s.capturing == r.graph) s.capturing = 0;
+  if (auto it = graphs_.find(r.graph); it != graphs_.end()) it->second.open = false;
+}
+
+void RankEngine::on(const trace::GraphLaunch& r) {
+  if (replaying_ || captured(*current_, r.op.stream)) return;  // graphs inside graphs: not modelled
+  const uint32_t slot = slot_of(r.op.stream);
+  enqueue(slot);
+  ++operations_;
+  replay(r.graph, slot);
+}
+
+void RankEngine::replay(trace::GraphId id, uint32_t launch_slot) {
+  auto it = graphs_.find(id);
+  if (it == graphs_.end() || it->second.open) return;
+  CapturedGraph& g = it->second;
+  // Branch timelines persist across launches: launches of one graph run one after another.
+  for (trace::StreamId captured_stream : g.streams) {
+    if (g.branch.count(captured_stream)) continue;
+    const StreamState& origin = stream(captured_stream);
+    const trace::StringId name = origin.name;
+    const uint32_t slot = new_slot(captured_stream, streams_[launch_slot].device, trace::kStreamNonBlocking, false);
+    streams_[slot].name = name;
+    streams_[slot].graph = id;
+    g.branch[captured_stream] = slot;
+  }
+  for (const auto& [sid, slot] : g.branch) streams_[slot].clock.join(streams_[launch_slot].clock);
+
+  replaying_ = &g;
+  replay_events_.clear();
+  for (const trace::Record& rec : g.records) apply(rec);
+  flush_pending();
+  replaying_ = nullptr;
+
+  // Work issued on the launch stream after the launch waits for the whole graph.
+  for (const auto& [sid, slot] : g.branch) streams_[launch_slot].clock.join(streams_[slot].clock);
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,109 @@
+// Turning a conflict found in shadow memory into a finding: locate the bytes in their
+// buffer, name both operations, fold repeats. The per-rank pattern table keeps repeats cheap
+// (integers only); the text of a finding is built once per pattern and rank.
+#include <fmt/format.h>
+
+#include "engine/rank_engine.h"
+#include "findings/missing_order.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+using trace::AccessMode;
+
+const char* role_word(AccessMode m) { return m == AccessMode::Read ? "read" : "write"; }
+
+int precision(trace::FootprintTier t) {
+  switch (t) {
+    case trace::FootprintTier::Static: return 0;
+    case trace::FootprintTier::Annotation: return 1;
+    case trace::FootprintTier::Exact: return 2;
+    case trace::FootprintTier::Api: return 3;
+  }
+  return 0;
+}
+
+uint64_t pack_op(const OpStamp& op, AccessMode role) {
+  return (uint64_t(op.kind) << 56) | (uint64_t(role) << 48) | (uint64_t(op.flags) << 40) | op.stream_slot;
+}
+uint64_t pack_names(const OpStamp& op) { return (uint64_t(op.name) << 32) | op.nvtx; }
+
+}  // namespace
+
+const std::string& RankEngine::text(trace::StringId id) const {
+  static const std::string none;
+  return id < strings_.size() ? strings_[id] : none;
+}
+
+std::string RankEngine::stream_label(uint32_t slot) const {
+  if (slot == kHostSlot) return "host";
+  const StreamState& s = streams_[slot];
+  std::string label;
+  if (s.name && !text(s.name).empty()) label = text(s.name);
+  else if (s.legacy()) label = "default stream";
+  else if (s.flags & trace::kStreamPerThreadDefault) label = "per-thread default stream";
+  else label = fmt::format("stream {}", s.id);
+  if (s.graph) label += fmt::format(" (graph {})", s.graph);
+  return label;
+}
+
+OpRef RankEngine::describe(const OpStamp& op, AccessMode role) const {
+  OpRef ref;
+  ref.rank = rank_;
+  ref.seq = op.seq;
+  ref.kind = op_kind_text(op.kind);
+  ref.name = op.kind == OpKind::Kernel ? text(op.name) : op_api_name(op.kind, op.flags);
+  ref.stream = op.stream_slot == kHostSlot ? 0 : streams_[op.stream_slot].id;
+  ref.stream_name = stream_label(op.stream_slot);
+  ref.nvtx = text(op.nvtx);
+  ref.role = role;
+  return ref;
+}
+
+void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode second_role) {
+  const NamedRange* named = book_.name_at(c.lo);
+  const Allocation* alloc = book_.allocation_at(c.lo);
+  const uint64_t base = named ? named->base : alloc ? alloc->base : 0;
+  const uint64_t buffer_id = named ? (1ull << 62) | named->name : alloc ? (2ull << 62) | alloc->ordinal : 0;
+
+  const PatternKey pattern{pack_op(c.first, c.first_role), pack_names(c.first), pack_op(second, second_role),
+                           pack_names(second), buffer_id};
+  if (auto it = patterns_.find(pattern); it != patterns_.end()) {
+    findings_.repeat(it->second, rank_, c.lo - base, c.hi - c.lo);
+    return;
+  }
+
+  Finding f;
+  f.kind = FindingKind::Race;
+  f.first = describe(c.first, c.first_role);
+  f.second = describe(second, second_role);
+  std::string buffer_key;
+  if (named) {
+    f.buffer.name = text(named->name);
+    f.buffer.alloc_bytes = named->bytes;
+    buffer_key = f.buffer.name;
+  } else if (alloc) {
+    f.buffer.name = fmt::format("allocation {:#x}", alloc->base);
+    f.buffer.alloc_bytes = alloc->bytes;
+    buffer_key = fmt::format("allocation #{} ({} bytes, {})", alloc->ordinal, alloc->bytes, trace::to_string(alloc->kind));
+  } else {
+    f.buffer.name = fmt::format("untracked memory at {:#x}", c.lo);
+    buffer_key = "untracked memory";
+  }
+  f.buffer.alloc_base = base;
+  f.buffer.offset = c.lo - base;
+  f.buffer.bytes = c.hi - c.lo;
+  f.title = fmt::format("{}-after-{} race on {}", role_word(second_role), role_word(c.first_role), f.buffer.name);
+  f.missing_order = missing_order_text(f.first, f.second, second.stream_slot == kHostSlot);
+  f.tier = precision(c.first.tier) <= precision(second.tier) ? c.first.tier : second.tier;
+  f.exact = c.first.exact && second.exact;
+  if ((c.first.flags | second.flags) & kOpInGraph)
+    f.detail = "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";
+  auto part = [](const OpRef& o) {
+    return fmt::format("{}:{}|{}|{}|{}", role_word(o.role), o.kind, o.name, o.stream_name, o.nvtx);
+  };
+  f.key = fmt::format("race|{}||{}||{}", part(f.first), part(f.second), buffer_key);
+  patterns_.emplace(pattern, findings_.add(std::move(f)));
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,406 @@
+// The happens-before rules of DESIGN.md, one handler per record kind. Where CUDA or NCCL
+// does not guarantee an ordering, no edge is added: a missing edge shows up as a report, a
+// wrong edge would hide a race.
+#include "engine/rank_engine.h"
+
+#include <algorithm>
+
+namespace streamhaz::analysis {
+
+using trace::AccessMode;
+
+RankEngine::RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher& collectives,
+                       FindingCollector& findings, const AnalysisOptions& options)
+    : rank_(rank), timelines_(timelines), collectives_(collectives), findings_(findings), options_(options) {
+  on(trace::HostThread{0});
+}
+
+void RankEngine::apply(const trace::Record& r) {
+  // A kernel's footprint arrives as the Access records after it; it is checked once the
+  // next record that can change the ordering state comes.
+  if (pending_.active && !std::holds_alternative<trace::Access>(r) && !std::holds_alternative<trace::Timing>(r) &&
+      !std::holds_alternative<trace::StringDef>(r))
+    flush_pending();
+  current_ = &r;
+  std::visit([this](const auto& rec) { on(rec); }, r);
+}
+
+void RankEngine::finish() { flush_pending(); }
+
+void RankEngine::resume() {
+  streams_[blocked_->slot].clock.join(collectives_.take(blocked_->key));
+  blocked_.reset();
+}
+
+// --- streams, events, host ---------------------------------------------------------------
+
+uint32_t RankEngine::new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id) {
+  StreamState s;
+  s.id = id;
+  s.timeline = timelines_.add();
+  s.device = device;
+  s.flags = flags;
+  streams_.push_back(std::move(s));
+  const auto slot = static_cast<uint32_t>(streams_.size() - 1);
+  if (by_id) {
+    if (id >= slot_by_id_.size()) slot_by_id_.resize(id + 1, 0);
+    slot_by_id_[id] = slot + 1;
+  }
+  return slot;
+}
+
+uint32_t RankEngine::slot_of(trace::StreamId id) {
+  if (replaying_) {
+    auto it = replaying_->branch.find(id);
+    if (it != replaying_->branch.end()) return it->second;
+  }
+  if (id < slot_by_id_.size() && slot_by_id_[id]) return slot_by_id_[id] - 1;
+  // A stream used without a creation record: handle 0 is the legacy stream, anything else
+  // is taken as an ordinary blocking stream of device 0.
+  return new_slot(id, 0, id == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u, true);
+}
+
+RankEngine::EventState& RankEngine::event(trace::EventId id) {
+  if (id >= events_.size()) events_.resize(id + 1);
+  return events_[id];
+}
+
+void RankEngine::sync_with_host(StreamState& s) {
+  if (replaying_) return;  // graph work was issued at its launch, already joined there
+  if (s.host_seen == host_ && s.host_version_seen == host_->version) return;
+  s.clock.join(host_->clock);
+  s.host_seen = host_;
+  s.host_version_seen = host_->version;
+}
+
+void RankEngine::host_joins(const VectorClock& c) {
+  if (host_->clock.join(c)) ++host_->version;
+}
+
+Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
+  StreamState& s = streams_[slot];
+  sync_with_host(s);
+  // The legacy default stream waits for all blocking streams of its device...
+  if (s.legacy())
+    for (const StreamState& b : streams_)
+      if (b.blocking() && b.device == s.device) s.clock.join(b.clock);
+  Epoch e{s.timeline, s.clock.get(s.timeline)};
+  if (tick) e = s.clock.tick(s.timeline);
+  // ...and work issued later on any blocking stream waits for it.
+  if (s.legacy())
+    for (StreamState& b : streams_)
+      if (b.blocking() && b.device == s.device) b.clock.join(s.clock);
+  return e;
+}
+
+OpStamp RankEngine::stamp(const trace::OpCommon& op, Epoch e, uint32_t slot, OpKind kind, trace::StringId name,
+                          uint8_t flags) const {
+  OpStamp st;
+  st.seq = op.seq;
+  st.epoch = e;
+  st.stream_slot = slot;
+  st.name = name;
+  st.nvtx = op.nvtx;
+  st.kind = kind;
+  st.flags = flags | (replaying_ ? uint8_t(kOpInGraph) : uint8_t(0));
+  return st;
+}
+
+void RankEngine::on(const trace::StringDef& r) {
+  if (r.id >= strings_.size()) strings_.resize(r.id + 1);
+  strings_[r.id] = r.text;
+}
+
+void RankEngine::on(const trace::HostThread& r) {
+  // Default: one host timeline per process in observed API order. Strict: one per thread.
+  const uint64_t key = options_.per_thread_host ? r.tid : 0;
+  auto [it, fresh] = hosts_.try_emplace(key);
+  if (fresh) {
+    it->second.timeline = timelines_.add();
+    it->second.clock.tick(it->second.timeline);
+  }
+  host_ = &it->second;
+}
+
+void RankEngine::on(const trace::StreamCreate& r) {
+  if (r.stream < slot_by_id_.size() && slot_by_id_[r.stream]) {
+    StreamState& s = streams_[slot_by_id_[r.stream] - 1];
+    s.device = r.device;
+    s.flags = r.flags;
+    return;
+  }
+  new_slot(r.stream, r.device, r.flags, true);
+}
+
+void RankEngine::on(const trace::StreamName& r) { stream(r.stream).name = r.name; }
+
+void RankEngine::on(const trace::EventCreate& r) { event(r.event); }
+
+void RankEngine::on(const trace::EventRecord& r) {
+  if (replaying_) {  // a captured record: a dependency inside the graph only
+    replay_events_[r.event] = streams_[slot_of(r.stream)].clock;
+    return;
+  }
+  if (CapturedGraph* g = captured(*current_, r.stream)) {
+    (void)g;
+    event(r.event).captured_in = stream(r.stream).capturing;
+    return;
+  }
+  const uint32_t slot = slot_of(r.stream);
+  enqueue(slot, false);
+  EventState& ev = event(r.event);
+  ev.clock = streams_[slot].clock;  // the event fires once everything before it on the stream has
+  ev.recorded = true;
+  ev.captured_in = 0;
+}
+
+void RankEngine::on(const trace::EventWait& r) {
+  if (replaying_) {
+    auto it = replay_events_.find(r.event);
+    if (it != replay_events_.end()) streams_[slot_of(r.stream)].clock.join(it->second);
+    return;  // a wait on an event from outside the capture: no edge
+  }
+  const trace::GraphId from_capture = event(r.event).captured_in;
+  if (from_capture && !stream(r.stream).capturing) {
+    auto g = graphs_.find(from_capture);
+    if (g != graphs_.end() && g->second.open) stream(r.stream).capturing = from_capture;  // joins the capture
+  }
+  if (captured(*current_, r.stream)) return;
+  const EventState& ev = event(r.event);
+  if (!ev.recorded) return;  // waiting on a never-recorded event is a no-op in CUDA
+  stream(r.stream).clock.join(ev.clock);
+}
+
+void RankEngine::on(const trace::EventSync& r) {
+  const EventState& ev = event(r.event);
+  if (ev.recorded) host_joins(ev.clock);
+}
+
+void RankEngine::on(const trace::EventQuery& r) {
+  if (!r.complete) return;  // cudaErrorNotReady promises nothing
+  const EventState& ev = event(r.event);
+  if (ev.recorded) host_joins(ev.clock);
+}
+
+void RankEngine::on(const trace::StreamSync& r) { host_joins(stream(r.stream).clock); }
+
+void RankEngine::on(const trace::StreamQuery& r) {
+  if (r.complete) host_joins(stream(r.stream).clock);
+}
+
+void RankEngine::on(const trace::DeviceSync& r) {
+  for (const StreamState& s : streams_)
+    if (s.device == r.device) host_joins(s.clock);
+}
+
+// --- operations --------------------------------------------------------------------------
+
+void RankEngine::on(const trace::Kernel& r) {
+  if (CapturedGraph* g = captured(*current_, r.op.stream)) {
+    g->last_kernel_seq = r.op.seq;
+    return;
+  }
+  const uint32_t slot = slot_of(r.op.stream);
+  const Epoch e = enqueue(slot);
+  ++operations_;
+  pending_.active = true;
+  pending_.op = stamp(r.op, e, slot, OpKind::Kernel, r.name);
+  pending_.slot = slot;
+  pending_.ranges.clear();
+}
+
+namespace {
+// Lower is less precise: a finding is as precise as its less precise operation.
+int precision(trace::FootprintTier t) {
+  switch (t) {
+    case trace::FootprintTier::Static: return 0;
+    case trace::FootprintTier::Annotation: return 1;
+    case trace::FootprintTier::Exact: return 2;
+    case trace::FootprintTier::Api: return 3;
+  }
+  return 0;
+}
+trace::FootprintTier weaker(trace::FootprintTier a, trace::FootprintTier b) { return precision(a) <= precision(b) ? a : b; }
+}  // namespace
+
+void RankEngine::on(const trace::Access& r) {
+  if (pending_.active && pending_.op.seq == r.op_seq) {
+    // Static summaries may fall back to "rest of the allocation": not exact.
+    pending_.ranges.push_back({r.ptr, r.ptr + r.bytes, r.mode, r.tier != trace::FootprintTier::Static});
+    pending_.op.tier = pending_.ranges.size() == 1 ? r.tier : weaker(pending_.op.tier, r.tier);
+    return;
+  }
+  if (replaying_) return;
+  for (auto& [id, g] : graphs_) {
+    if (g.open && g.last_kernel_seq == r.op_seq) {
+      g.records.push_back(*current_);
+      return;
+    }
+  }
+}
+
+void RankEngine::flush_pending() {
+  if (!pending_.active) return;
+  pending_.active = false;
+  if (pending_.ranges.empty()) {
+    ++without_footprint_;  // ordering only
+    return;
+  }
+  OpStamp op = pending_.op;
+  op.exact = std::all_of(pending_.ranges.begin(), pending_.ranges.end(), [](const ByteRange& b) { return b.exact; });
+  for (const ByteRange& b : pending_.ranges) touch(op, b, streams_[pending_.slot].clock);
+  report_conflicts(op);
+}
+
+RankEngine::HostWait RankEngine::host_wait_for_copy(const trace::Memcpy& m) const {
+  using K = trace::MemcpyKind;
+  const bool pageable = m.flags & trace::kMemPageableHost;
+  switch (m.kind) {
+    case K::HostToHost:
+    case K::DeviceToHost: return HostWait::After;  // returns once the copy is done
+    case K::HostToDevice: return pageable ? HostWait::Before : HostWait::After;
+    case K::DeviceToDevice:
+    case K::Peer: return HostWait::None;
+    case K::Default: {  // direction inferred from the pointers (UVA)
+      const auto dst_dev = book_.is_device(m.dst), src_dev = book_.is_device(m.src);
+      if (dst_dev == false || (pageable && src_dev == true)) return HostWait::After;
+      if (dst_dev == true && (src_dev == false || pageable)) return pageable ? HostWait::Before : HostWait::After;
+      return HostWait::None;
+    }
+  }
+  return HostWait::None;
+}
+
+void RankEngine::on(const trace::Memcpy& r) {
+  if (captured(*current_, r.op.stream)) return;
+  const uint32_t slot = slot_of(r.op.stream);
+  const bool sync = (r.flags & trace::kMemSync) && !replaying_;
+  const HostWait wait = sync ? host_wait_for_copy(r) : HostWait::None;
+  if (wait == HostWait::Before) {  // pageable source: the stream is drained before the copy
+    enqueue(slot, false);
+    host_joins(streams_[slot].clock);
+  }
+  const Epoch e = enqueue(slot);
+  ++operations_;
+  OpStamp op = stamp(r.op, e, slot, memcpy_op_kind(r.kind), 0, sync ? uint8_t(kOpSync) : uint8_t(0));
+  ranges_.clear();
+  memcpy_footprint(r, ranges_);
+  for (const ByteRange& b : ranges_) {
+    op.exact = b.exact;
+    touch(op, b, streams_[slot].clock);
+  }
+  report_conflicts(op);
+  if (wait == HostWait::After) host_joins(streams_[slot].clock);
+}
+
+void RankEngine::on(const trace::Memset& r) {
+  if (captured(*current_, r.op.stream)) return;
+  const uint32_t slot = slot_of(r.op.stream);
+  const Epoch e = enqueue(slot);  // cudaMemset: a legacy-stream operation, the host does not wait
+  ++operations_;
+  OpStamp op = stamp(r.op, e, slot, OpKind::MemsetOp, 0, (r.flags & trace::kMemSync) ? uint8_t(kOpSync) : uint8_t(0));
+  ranges_.clear();
+  memset_footprint(r, ranges_);
+  for (const ByteRange& b : ranges_) {
+    op.exact = b.exact;
+    touch(op, b, streams_[slot].clock);
+  }
+  report_conflicts(op);
+}
+
+void RankEngine::on(const trace::HostFunc& r) {
+  if (captured(*current_, r.op.stream)) return;
+  enqueue(slot_of(r.op.stream));  // an operation on its stream; host memory is out of scope
+  ++operations_;
+}
+
+void RankEngine::on(const trace::Nccl& r) {
+  if (captured(*current_, r.op.stream)) return;
+  const uint32_t slot = slot_of(r.op.stream);
+  // Cross-rank edges only outside graph replays: a rank cannot wait in the middle of one.
+  const bool cross_rank = is_collective(r) && !replaying_;
+  VectorClock start;
+  if (cross_rank) {
+    enqueue(slot, false);
+    start = streams_[slot].clock;  // what is ordered before the call starts on this rank
+  }
+  const Epoch e = enqueue(slot);
+  ++operations_;
+  const OpStamp op = stamp(r.op, e, slot, nccl_op_kind(r.kind));
+  ranges_.clear();
+  nccl_ranges(r, ranges_);
+  for (const ByteRange& b : ranges_) touch(op, b, streams_[slot].clock);
+  report_conflicts(op);
+  if (!cross_rank) return;
+  const CollectiveKey key{r.comm, r.comm_seq};
+  if (collectives_.post(r, start)) blocked_ = Blocked{key, slot};
+  else streams_[slot].clock.join(collectives_.take(key));
+}
+
+// --- memory ------------------------------------------------------------------------------
+
+void RankEngine::on(const trace::Alloc& r) {
+  // Fresh memory has no history: cudaFree/cudaFreeAsync ordered the previous owner's work
+  // before it (checked when the free was applied).
+  book_.allocate(r);
+  shadow_.forget(r.ptr, r.ptr + r.bytes);
+}
+
+void RankEngine::on(const trace::Free& r) {
+  const Allocation* known = book_.allocation_at(r.ptr);
+  if (!known || known->base != r.ptr) return;
+  const Allocation a = *known;  // findings name the bytes: forget the allocation last
+  if (r.kind == trace::AllocKind::Async) {
+    // cudaFreeAsync: a stream-ordered write-like release; the pool orders the reuse.
+    const uint32_t slot = slot_of(r.stream);
+    const Epoch e = enqueue(slot);
+    const OpStamp op = stamp(trace::OpCommon{r.seq, r.stream, 0}, e, slot, OpKind::FreeAsync);
+    touch(op, ByteRange{a.base, a.base + a.bytes, AccessMode::Write, true}, streams_[slot].clock);
+    report_conflicts(op);
+    book_.release(r.ptr);
+    return;
+  }
+  // cudaFree waits for the whole device first; host and VMM frees promise no such wait.
+  if (r.kind == trace::AllocKind::Device || r.kind == trace::AllocKind::Managed)
+    for (const StreamState& s : streams_)
+      if (s.device == a.device) host_joins(s.clock);
+  const Epoch e = host_->clock.tick(host_->timeline);
+  ++host_->version;
+  OpStamp op;
+  op.seq = r.seq;
+  op.epoch = e;
+  op.stream_slot = kHostSlot;
+  op.kind = OpKind::Free;
+  op.flags = kOpHostSide;
+  shadow_.release(a.base, a.base + a.bytes, op, host_->clock, conflicts_);
+  for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
+  book_.release(r.ptr);
+}
+
+void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
+
+void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
+  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_);
+  for (const Conflict& c : conflicts_) {
+    bool merged = false;
+    for (OpConflict& oc : op_conflicts_) {
+      // The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
+      if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
+        oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
+        oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(b.mode));
+        oc.c.lo = std::min(oc.c.lo, c.lo);
+        oc.c.hi = std::max(oc.c.hi, c.hi);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) op_conflicts_.push_back({c, b.mode});
+  }
+}
+
+void RankEngine::report_conflicts(const OpStamp& op) {
+  for (const OpConflict& oc : op_conflicts_) report(oc.c, op, oc.second_role);
+  op_conflicts_.clear();
+}
+
+}  // namespace streamhaz::analysis

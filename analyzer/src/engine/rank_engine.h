@@ -1,0 +1,197 @@
+// The happens-before engine of one rank: applies that rank's records in sequence order,
+// keeps a vector clock per stream and per host timeline, turns every operation's footprint
+// into shadow-memory accesses and reports unordered conflicts to the finding collector.
+// docs/analysis.md states each rule and why its edge is sound.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "clock/vector_clock.h"
+#include "engine/collective_matcher.h"
+#include "engine/footprint.h"
+#include "findings/finding_collector.h"
+#include "model/address_book.h"
+#include "model/op_stamp.h"
+#include "shadow/shadow_memory.h"
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::analysis {
+
+class RankEngine {
+ public:
+  RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher& collectives, FindingCollector& findings,
+             const AnalysisOptions& options);
+
+  void apply(const trace::Record& r);
+  void finish();  // end of the trace: completes a kernel still waiting for its footprint
+
+  // Waiting for the other ranks to reach the collective this rank just issued.
+  bool blocked() const { return blocked_.has_value(); }
+  const CollectiveKey& blocked_on() const { return blocked_->key; }
+  void resume();  // the collective matched (or was given up): its stream joins the starts
+
+  int rank() const { return rank_; }
+  uint64_t operations() const { return operations_; }
+  uint64_t operations_without_footprint() const { return without_footprint_; }
+
+  // Public for graph_replay.cpp and tests.
+  static constexpr uint32_t kHostSlot = UINT32_MAX;
+
+ private:
+  struct HostTimeline {
+    TimelineId timeline = 0;
+    VectorClock clock;
+    uint64_t version = 0;  // bumped whenever the clock grows, so streams join it lazily
+  };
+  struct StreamState {
+    trace::StreamId id = 0;
+    TimelineId timeline = 0;
+    VectorClock clock;
+    uint32_t device = 0;
+    uint32_t flags = 0;
+    trace::StringId name = 0;
+    trace::GraphId capturing = 0;  // capturing into this graph: operations do not run now
+    trace::GraphId graph = 0;      // a graph branch timeline (replays of captured work)
+    const HostTimeline* host_seen = nullptr;
+    uint64_t host_version_seen = 0;
+    bool legacy() const { return flags & trace::kStreamLegacyDefault; }
+    bool blocking() const { return !(flags & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault)); }
+  };
+  struct EventState {
+    VectorClock clock;
+    bool recorded = false;
+    trace::GraphId captured_in = 0;  // last recorded on a capturing stream (graph dependency)
+  };
+  struct CapturedGraph {
+    bool open = false;                          // still being captured
+    std::vector<trace::Record> records;         // in issue order, Access records included
+    std::vector<trace::StreamId> streams;       // captured streams, origin first
+    std::map<trace::StreamId, uint32_t> branch; // captured stream -> branch slot (made at launch)
+    uint64_t last_kernel_seq = 0;
+  };
+  struct PendingKernel {
+    bool active = false;
+    OpStamp op;
+    uint32_t slot = 0;
+    std::vector<ByteRange> ranges;
+  };
+  struct Blocked {
+    CollectiveKey key;
+    uint32_t slot;
+  };
+  // The per-rank, integers-only identity of a race pattern (the finding key's cheap twin).
+  struct PatternKey {
+    uint64_t a, b, c, d, e;
+    bool operator==(const PatternKey&) const = default;
+  };
+  struct PatternHash {
+    size_t operator()(const PatternKey& k) const {
+      uint64_t h = k.a * 0x9e3779b97f4a7c15ull;
+      h ^= (k.b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+      h ^= (k.c + (h << 6) + (h >> 2)) * 0x94d049bb133111ebull;
+      h ^= (k.d + (h << 7)) * 0xff51afd7ed558ccdull;
+      h ^= k.e + (h >> 3);
+      return static_cast<size_t>(h ^ (h >> 31));
+    }
+  };
+
+  // Record handlers.
+  void on(const trace::StringDef& r);
+  void on(const trace::HostThread& r);
+  void on(const trace::StreamCreate& r);
+  void on(const trace::StreamName& r);
+  void on(const trace::EventCreate& r);
+  void on(const trace::EventRecord& r);
+  void on(const trace::EventWait& r);
+  void on(const trace::EventSync& r);
+  void on(const trace::EventQuery& r);
+  void on(const trace::StreamSync& r);
+  void on(const trace::StreamQuery& r);
+  void on(const trace::DeviceSync& r);
+  void on(const trace::Kernel& r);
+  void on(const trace::Access& r);
+  void on(const trace::Memcpy& r);
+  void on(const trace::Memset& r);
+  void on(const trace::HostFunc& r);
+  void on(const trace::Nccl& r);
+  void on(const trace::Alloc& r);
+  void on(const trace::Free& r);
+  void on(const trace::BufferName& r);
+  void on(const trace::CaptureBegin& r);
+  void on(const trace::CaptureEnd& r);
+  void on(const trace::GraphLaunch& r);
+  template <class T>
+  void on(const T&) {}  // Meta, Timing, End: nothing to order
+
+  // Streams, events, host.
+  uint32_t slot_of(trace::StreamId id);
+  StreamState& stream(trace::StreamId id) { return streams_[slot_of(id)]; }
+  EventState& event(trace::EventId id);
+  uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
+  void sync_with_host(StreamState& s);
+  void host_joins(const VectorClock& c);
+  // The point in stream order where a command issued now takes effect (host and legacy-stream
+  // edges applied); `tick` makes it a new operation with its own epoch.
+  Epoch enqueue(uint32_t slot, bool tick = true);
+  OpStamp stamp(const trace::OpCommon& op, Epoch e, uint32_t slot, OpKind kind, trace::StringId name = 0,
+                uint8_t flags = 0) const;
+
+  // Footprints and findings.
+  enum class HostWait { None, Before, After };
+  HostWait host_wait_for_copy(const trace::Memcpy& m) const;
+  // Checks one range of an operation; conflicts gather until report_conflicts(op), so that
+  // an operation reading and writing the same bytes (in place) gives one finding per pair.
+  void touch(const OpStamp& op, const ByteRange& r, const VectorClock& now);
+  void report_conflicts(const OpStamp& op);
+  void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role);
+  void flush_pending();
+  OpRef describe(const OpStamp& op, trace::AccessMode role) const;
+  std::string stream_label(uint32_t slot) const;
+  const std::string& text(trace::StringId id) const;
+
+  // Stream capture and graph launch (graph_replay.cpp).
+  CapturedGraph* captured(const trace::Record& r, trace::StreamId stream);
+  void replay(trace::GraphId g, uint32_t launch_slot);
+
+  int rank_;
+  TimelineRegistry& timelines_;
+  CollectiveMatcher& collectives_;
+  FindingCollector& findings_;
+  AnalysisOptions options_;
+
+  std::vector<std::string> strings_;
+  std::vector<StreamState> streams_;
+  std::vector<uint32_t> slot_by_id_;  // stream id -> slot + 1, 0: not seen
+  std::vector<EventState> events_;
+  std::map<uint64_t, HostTimeline> hosts_;  // by host thread (one entry unless strict)
+  HostTimeline* host_ = nullptr;
+  AddressBook book_;
+  ShadowMemory shadow_;
+  std::map<trace::GraphId, CapturedGraph> graphs_;
+  const trace::Record* current_ = nullptr;  // the record being applied (for capture)
+
+  // Replay of a captured graph: stream ids map to branch slots, events are the graph's own.
+  const CapturedGraph* replaying_ = nullptr;
+  std::unordered_map<trace::EventId, VectorClock> replay_events_;
+
+  PendingKernel pending_;
+  std::optional<Blocked> blocked_;
+  std::vector<ByteRange> ranges_;      // scratch
+  std::vector<Conflict> conflicts_;    // scratch
+  struct OpConflict {
+    Conflict c;
+    trace::AccessMode second_role;
+  };
+  std::vector<OpConflict> op_conflicts_;  // of the operation being checked
+  std::unordered_map<PatternKey, size_t, PatternHash> patterns_;
+  uint64_t operations_ = 0;
+  uint64_t without_footprint_ = 0;
+};
+
+}  // namespace streamhaz::analysis

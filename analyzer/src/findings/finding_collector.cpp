@@ -1,0 +1,46 @@
+#include "findings/finding_collector.h"
+
+#include <algorithm>
+
+namespace streamhaz::analysis {
+
+size_t FindingCollector::add(Finding f) {
+  auto it = by_key_.find(f.key);
+  if (it == by_key_.end()) {
+    const int rank = f.first.rank;
+    f.occurrences = 1;
+    f.ranks = {rank};
+    by_key_.emplace(f.key, findings_.size());
+    findings_.push_back(std::move(f));
+    return findings_.size() - 1;
+  }
+  repeat(it->second, f.first.rank, f.buffer.offset, f.buffer.bytes);
+  return it->second;
+}
+
+void FindingCollector::repeat(size_t index, int rank, uint64_t offset, uint64_t bytes) {
+  Finding& f = findings_[index];
+  ++f.occurrences;
+  if (std::find(f.ranks.begin(), f.ranks.end(), rank) == f.ranks.end()) {
+    f.ranks.push_back(rank);
+    std::sort(f.ranks.begin(), f.ranks.end());
+  }
+  // The buffer range grows to cover every occurrence (buckets at different offsets).
+  const uint64_t lo = std::min(f.buffer.offset, offset);
+  const uint64_t hi = std::max(f.buffer.offset + f.buffer.bytes, offset + bytes);
+  f.buffer.offset = lo;
+  f.buffer.bytes = hi - lo;
+}
+
+std::vector<Finding> FindingCollector::take() {
+  std::vector<Finding> out = std::move(findings_);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    if (a.buffer.name != b.buffer.name) return a.buffer.name < b.buffer.name;
+    return a.key < b.key;
+  });
+  findings_.clear();
+  by_key_.clear();
+  return out;
+}
+
+}  // namespace streamhaz::analysis

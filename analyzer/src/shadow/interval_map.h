@@ -1,0 +1,101 @@
+// A map from disjoint half-open byte ranges [start, end) to values, kept as few ranges as
+// possible: an update splits the ranges it partly covers, and afterwards neighbours that
+// ended up with equal values merge again. Values with empty() true are not stored (gaps).
+// O(log n + k) per update, k the ranges touched.
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+
+namespace streamhaz::analysis {
+
+template <class V>
+class IntervalMap {
+ public:
+  struct Cell {
+    uint64_t end;
+    V value;
+  };
+  using Map = std::map<uint64_t, Cell>;
+
+  // Calls fn(start, end, V&) for every piece of [lo, hi), gaps included (as V{}), in address
+  // order; each piece lies in one former range. Then drops empty values and merges equals.
+  template <class Fn>
+  void update(uint64_t lo, uint64_t hi, Fn&& fn) {
+    if (lo >= hi) return;
+    split_at(lo);
+    split_at(hi);
+    auto it = cells_.lower_bound(lo);
+    uint64_t pos = lo;
+    while (pos < hi) {
+      if (it == cells_.end() || it->first > pos) {
+        const uint64_t gap_end = (it == cells_.end() || it->first > hi) ? hi : it->first;
+        it = cells_.emplace_hint(it, pos, Cell{gap_end, V{}});
+      }
+      fn(it->first, it->second.end, it->second.value);
+      pos = it->second.end;
+      ++it;
+    }
+    tidy(lo, hi);
+  }
+
+  // Calls fn(start, end, const V&) for the stored pieces overlapping [lo, hi), clipped.
+  template <class Fn>
+  void visit(uint64_t lo, uint64_t hi, Fn&& fn) const {
+    auto it = cells_.upper_bound(lo);
+    if (it != cells_.begin()) --it;
+    for (; it != cells_.end() && it->first < hi; ++it) {
+      if (it->second.end <= lo) continue;
+      fn(it->first < lo ? lo : it->first, it->second.end > hi ? hi : it->second.end, it->second.value);
+    }
+  }
+
+  void erase(uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return;
+    split_at(lo);
+    split_at(hi);
+    cells_.erase(cells_.lower_bound(lo), cells_.lower_bound(hi));
+  }
+
+  size_t size() const { return cells_.size(); }
+  const Map& cells() const { return cells_; }
+
+ private:
+  // Makes `x` a range boundary if it falls strictly inside a stored range.
+  void split_at(uint64_t x) {
+    auto it = cells_.upper_bound(x);
+    if (it == cells_.begin()) return;
+    --it;
+    if (it->first < x && x < it->second.end) {
+      Cell right{it->second.end, it->second.value};
+      it->second.end = x;
+      cells_.emplace_hint(std::next(it), x, std::move(right));
+    }
+  }
+
+  // Drops empty ranges in [lo, hi) and merges equal neighbours from the range before lo
+  // to the range starting at hi.
+  void tidy(uint64_t lo, uint64_t hi) {
+    auto it = cells_.lower_bound(lo);
+    if (it != cells_.begin()) --it;
+    while (it != cells_.end() && it->first <= hi) {
+      if (it->second.value.empty()) {
+        it = cells_.erase(it);
+        continue;
+      }
+      auto next = std::next(it);
+      if (next != cells_.end() && next->first == it->second.end && next->first <= hi &&
+          !next->second.value.empty() && next->second.value == it->second.value) {
+        it->second.end = next->second.end;
+        cells_.erase(next);
+        continue;
+      }
+      it = next;
+    }
+  }
+
+  Map cells_;
+};
+
+}  // namespace streamhaz::analysis

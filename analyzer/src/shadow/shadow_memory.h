@@ -1,0 +1,49 @@
+// Shadow memory of one address space (one rank's process): per byte range, the last writer
+// and the readers since that write (FastTrack, by range instead of by word). An access is
+// checked against the range's history with the accessing operation's vector clock; every
+// conflicting earlier operation that is not ordered before it is reported once per access.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "clock/vector_clock.h"
+#include "model/op_stamp.h"
+#include "shadow/interval_map.h"
+
+namespace streamhaz::analysis {
+
+struct ShadowCell {
+  OpStamp writer;                // !valid(): no write since the range was allocated
+  std::vector<OpStamp> readers;  // reads since that write not ordered before a later read
+
+  bool empty() const { return !writer.valid() && readers.empty(); }
+  bool operator==(const ShadowCell& o) const { return writer == o.writer && readers == o.readers; }
+};
+
+// One unordered conflicting pair found by an access: the earlier operation, what it did,
+// and the bytes (the span of all pieces where the pair conflicted).
+struct Conflict {
+  OpStamp first;
+  trace::AccessMode first_role;
+  uint64_t lo, hi;
+};
+
+class ShadowMemory {
+ public:
+  // Checks and records an access of [lo, hi) by `op`, whose clock is `now`. Conflicts found
+  // are appended to `out` (cleared first), one per earlier operation and role.
+  void access(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
+              std::vector<Conflict>& out);
+  // Checks [lo, hi) like a write by `op` (freeing memory), then forgets its history.
+  void release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out);
+  // Forgets the history of [lo, hi) (fresh allocation).
+  void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
+
+  const IntervalMap<ShadowCell>& cells() const { return cells_; }
+
+ private:
+  IntervalMap<ShadowCell> cells_;
+};
+
+}  // namespace streamhaz::analysis

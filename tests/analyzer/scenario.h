@@ -1,0 +1,57 @@
+// Helpers for scenario tests: write a TraceBuilder's ranks to a fresh folder, analyse them,
+// and pick findings apart.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/trace/builder.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::testing {
+
+using namespace streamhaz::trace;
+using streamhaz::analysis::AnalysisOptions;
+using streamhaz::analysis::AnalysisResult;
+using streamhaz::analysis::Finding;
+
+inline std::filesystem::path fresh_dir() {
+  static std::atomic<int> counter{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("streamhaz-analyzer-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+inline AnalysisResult analyze_run(const TraceBuilder& run, const AnalysisOptions& options = {}) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  AnalysisResult result = analysis::analyze(expand_trace_paths({dir.string()}), options);
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+// Analyses only the given ranks' files of a run (as if the others were missing).
+inline AnalysisResult analyze_ranks(const TraceBuilder& run, const std::vector<int>& ranks) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  std::vector<std::string> files;
+  for (int r : ranks) files.push_back((dir / ("rank" + std::to_string(r) + ".shz")).string());
+  AnalysisResult result = analysis::analyze(files, {});
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+inline std::vector<const Finding*> findings_on(const AnalysisResult& r, const std::string& buffer) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : r.findings)
+    if (f.buffer.name == buffer) out.push_back(&f);
+  return out;
+}
+
+}  // namespace streamhaz::testing

@@ -1,0 +1,100 @@
+// Findings: keys stable across steps and runs, folding, the missing-order sentence,
+// footprint tiers, and inputs (truncated or foreign traces, counts).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "two_streams.h"
+#include "zero2_scenario.h"
+
+using namespace streamhaz::testing;
+
+TEST_CASE("finding keys do not depend on addresses, seqs or step count", "[findings]") {
+  Zero2Options three, five;
+  five.steps = 5;
+  auto a = analyze_run(zero2(three));
+  auto b = analyze_run(zero2(five));
+  REQUIRE(a.findings.size() == b.findings.size());
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    CHECK(a.findings[i].key == b.findings[i].key);
+    CHECK(b.findings[i].occurrences * 3 == a.findings[i].occurrences * 5);
+  }
+}
+
+TEST_CASE("missing order names both streams, both operations and their seqs", "[findings]") {
+  TwoStreams t;
+  uint64_t w = t.produce(t.a);
+  uint64_t rd = t.consume(t.b);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].missing_order ==
+        "stream B must wait for an event recorded on stream A after kernel producer (seq " + std::to_string(w) +
+            ") before kernel consumer (seq " + std::to_string(rd) +
+            "): cudaEventRecord(ev, stream A) after kernel producer, cudaStreamWaitEvent(stream B, ev) before "
+            "kernel consumer");
+  CHECK(res.findings[0].first.seq == w);
+  CHECK(res.findings[0].second.seq == rd);
+  CHECK(res.findings[0].first.rank == 0);
+}
+
+TEST_CASE("a finding is as precise as its less precise operation", "[findings]") {
+  TwoStreams t;
+  t.r.kernel(t.a, "summarised", {writes(t.buf, 4096)}, 10, FootprintTier::Static);
+  t.r.kernel(t.b, "instrumented", {reads(t.buf, 4096)}, 10, FootprintTier::Exact);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].tier == FootprintTier::Static);
+  CHECK_FALSE(res.findings[0].exact);
+}
+
+TEST_CASE("kernels without a footprint only order, and are counted", "[findings]") {
+  TwoStreams t;
+  t.r.kernel(t.a, "opaque");
+  t.consume(t.b);
+  auto res = t.analyze();
+  CHECK(res.findings.empty());
+  CHECK(res.operations_checked == 2);
+  CHECK(res.operations_without_footprint == 1);
+  REQUIRE(res.traces.size() == 1);
+  CHECK(res.traces[0].operations == 2);
+  CHECK(res.traces[0].rank == 0);
+  CHECK_FALSE(res.traces[0].truncated);
+}
+
+TEST_CASE("host memory used by copies on two streams can race", "[findings]") {
+  TwoStreams t;
+  uint64_t pinned = t.r.host_alloc(4096, true);
+  t.r.memcpy(t.a, pinned, t.buf, 4096, MemcpyKind::DeviceToHost);
+  t.r.memcpy(t.b, t.buf, pinned, 4096, MemcpyKind::HostToDevice);  // reads host bytes being written
+  auto res = t.analyze();
+  // The pinned buffer (RAW) and buf (WAR: the HtoD overwrites what the DtoH still reads).
+  REQUIRE(res.findings.size() == 2);
+  CHECK(findings_on(res, "buf").size() == 1);
+}
+
+TEST_CASE("a truncated trace is analysed up to its last whole chunk, with a warning", "[findings]") {
+  TwoStreams t;
+  for (int i = 0; i < 20000; ++i) t.produce(t.a);
+  const auto dir = fresh_dir();
+  t.run.write_dir(dir.string());
+  const auto file = dir / "rank0.shz";
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) * 2 / 3);
+  auto res = streamhaz::analysis::analyze({file.string()});
+  std::filesystem::remove_all(dir);
+  REQUIRE(res.traces.size() == 1);
+  CHECK(res.traces[0].truncated);
+  CHECK(res.operations_checked > 0);
+  CHECK(res.operations_checked < 20000);
+  REQUIRE(res.warnings.size() == 1);
+  CHECK(res.warnings[0].find("truncated") != std::string::npos);
+}
+
+TEST_CASE("a file that is not a trace throws TraceError", "[findings]") {
+  const auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "junk.shz";
+  std::ofstream(file) << "this is not a trace";
+  CHECK_THROWS_AS(streamhaz::analysis::analyze({file.string()}), TraceError);
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,65 @@
+// Rules: stream capture (captured work does not run) and graph launch (it runs then, on its
+// launch stream's order).
+#include <catch2/catch.hpp>
+
+#include "two_streams.h"
+
+using namespace streamhaz::testing;
+
+TEST_CASE("operations issued while capturing do not run", "[rules][graph]") {
+  TwoStreams t;
+  GraphId g = t.r.begin_capture(t.a);
+  t.produce(t.a);
+  t.r.end_capture(t.a, g);
+  t.consume(t.b);
+  auto res = t.analyze();
+  CHECK(res.findings.empty());
+  CHECK(res.operations_checked == 1);
+}
+
+TEST_CASE("a graph launch runs the captured work, unordered with other streams", "[rules][graph]") {
+  TwoStreams t;
+  GraphId g = t.r.begin_capture(t.a);
+  t.produce(t.a);
+  t.r.end_capture(t.a, g);
+  t.r.graph_launch(t.a, g);
+  t.consume(t.b);
+  auto res = t.analyze();
+  require_producer_consumer_race(res);
+  CHECK(res.findings[0].first.stream_name == "stream A (graph 1)");
+}
+
+TEST_CASE("an event recorded after the launch orders the graph's work", "[rules][graph]") {
+  TwoStreams t;
+  EventId e = t.r.event();
+  GraphId g = t.r.begin_capture(t.a);
+  t.produce(t.a);
+  t.r.end_capture(t.a, g);
+  t.r.graph_launch(t.a, g);
+  t.r.record(e, t.a);
+  t.r.wait(t.b, e);
+  t.consume(t.b);
+  CHECK(t.analyze().findings.empty());
+}
+
+TEST_CASE("graph work is ordered after earlier work on its launch stream", "[rules][graph]") {
+  TwoStreams t;
+  GraphId g = t.r.begin_capture(t.b);
+  t.consume(t.b);
+  t.r.end_capture(t.b, g);
+  t.produce(t.a);
+  t.r.graph_launch(t.a, g);  // launched on A, after the producer
+  CHECK(t.analyze().findings.empty());
+}
+
+TEST_CASE("graph work is not ordered after work on another stream", "[rules][graph]") {
+  TwoStreams t;
+  GraphId g = t.r.begin_capture(t.b);
+  t.consume(t.b);
+  t.r.end_capture(t.b, g);
+  t.produce(t.a);
+  t.r.graph_launch(t.b, g);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].second.stream_name == "stream B (graph 1)");
+}

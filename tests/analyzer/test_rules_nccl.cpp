@@ -1,0 +1,118 @@
+// Rules: an NCCL operation is an operation on its stream; collective k of a communicator
+// starts on every rank before it ends on every rank (matched by communicator hash and
+// sequence number).
+#include <catch2/catch.hpp>
+
+#include "scenario.h"
+
+using namespace streamhaz::testing;
+
+namespace {
+struct GradReduce {
+  TraceBuilder run{2};
+  void build(bool reduction_waits) {
+    for (int i = 0; i < 2; ++i) {
+      RankTraceBuilder& r = run.rank(i);
+      StreamId compute = r.stream("compute stream"), reduction = r.stream("reduction stream");
+      uint64_t grad = r.alloc(4096, "grad");
+      EventId done = r.event();
+      r.kernel(compute, "backward", {writes(grad, 4096)});
+      r.record(done, compute);
+      if (reduction_waits) r.wait(reduction, done);
+      r.all_reduce(reduction, grad, grad, 1024, TraceBuilder::comm(0));
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("NCCL call on a stream: ordered by a wait like any operation", "[rules][nccl]") {
+  GradReduce t;
+  t.build(true);
+  CHECK(analyze_run(t.run).findings.empty());
+}
+
+TEST_CASE("NCCL call on a stream: unordered with the producer of its send buffer", "[rules][nccl]") {
+  GradReduce t;
+  t.build(false);
+  auto res = analyze_run(t.run);
+  // In-place all-reduce reads and writes grad: one pattern, folded over both ranks.
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  CHECK(f.first.name == "backward");
+  CHECK(f.second.kind == "ncclAllReduce");
+  CHECK(f.second.stream_name == "reduction stream");
+  CHECK(f.title == "write-after-write race on grad");
+  CHECK(f.occurrences == 2);
+  CHECK(f.ranks == std::vector<int>{0, 1});
+  CHECK(f.tier == FootprintTier::Annotation);
+}
+
+namespace {
+// Rank 0 writes `buf` on stream 1, then takes part in collective A on stream 1; on stream 2
+// it takes part in collective B and then reads `buf`. Rank 1 runs A then B, ordered by an
+// event when `rank1_orders` is set. Only through rank 1 is the read ordered after the write.
+TraceBuilder transitive(bool rank1_orders) {
+  TraceBuilder run(2);
+  const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
+  {
+    RankTraceBuilder& r = run.rank(0);
+    StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
+    uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    r.kernel(s1, "producer", {writes(buf, 1024)});
+    r.all_reduce(s1, x, x, 256, comm_a);
+    r.all_reduce(s2, y, y, 256, comm_b);
+    r.kernel(s2, "consumer", {reads(buf, 1024)});
+  }
+  {
+    RankTraceBuilder& r = run.rank(1);
+    StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
+    uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    EventId e = r.event();
+    r.all_reduce(sa, x, x, 256, comm_a);
+    r.record(e, sa);
+    if (rank1_orders) r.wait(sb, e);
+    r.all_reduce(sb, y, y, 256, comm_b);
+  }
+  return run;
+}
+}  // namespace
+
+TEST_CASE("cross-rank collectives carry ordering from one rank through another", "[rules][nccl-cross-rank]") {
+  auto res = analyze_run(transitive(true));
+  CHECK(res.findings.empty());
+  CHECK(res.warnings.empty());
+}
+
+TEST_CASE("without the ordering on the other rank the read races", "[rules][nccl-cross-rank]") {
+  auto res = analyze_run(transitive(false));
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.name == "producer");
+  CHECK(res.findings[0].second.name == "consumer");
+  CHECK(res.findings[0].ranks == std::vector<int>{0});
+}
+
+TEST_CASE("a rank analysed without its peers gets no cross-rank edges, and a warning",
+          "[rules][nccl-cross-rank]") {
+  auto res = analyze_ranks(transitive(true), {0});
+  REQUIRE(res.findings.size() == 1);  // the edge through rank 1 is unknown: reported
+  REQUIRE(res.warnings.size() == 1);
+  CHECK(res.warnings[0].find("not reached by all their ranks") != std::string::npos);
+}
+
+TEST_CASE("a collective's end is after the start, not the end, of the other ranks' calls",
+          "[rules][nccl-cross-rank]") {
+  // Rank 0's all-reduce writes buf; rank 1's stream waits on nothing of rank 0 but the
+  // collective. A later rank-0 read on another stream is not ordered by rank 1's completion.
+  TraceBuilder run(2);
+  for (int i = 0; i < 2; ++i) {
+    RankTraceBuilder& r = run.rank(i);
+    StreamId s1 = r.stream("comm stream"), s2 = r.stream("other stream");
+    uint64_t buf = r.alloc(1024, "buf");
+    r.all_reduce(s1, buf, buf, 256, TraceBuilder::comm(0));
+    r.kernel(s2, "reader", {reads(buf, 1024)});
+  }
+  auto res = analyze_run(run);
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.kind == "ncclAllReduce");
+  CHECK(res.findings[0].occurrences == 2);
+}
