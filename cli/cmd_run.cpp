@@ -1,5 +1,6 @@
 // `streamhaz run -- CMD...`: runs a program with the tracer injected into every CUDA process
 // it starts (children inherit the environment), and passes the program's exit status through.
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,30 +44,20 @@ void prepend_env_list(const char* name, const std::string& item, char separator)
   setenv(name, value.c_str(), 1);
 }
 
-int run_traced(const std::vector<std::string>& command, const std::string& out_dir,
-               const std::string& footprints, bool backtrace) {
-  std::string tracer = find_tracer_library();
-  if (tracer.empty()) {
-    std::fprintf(stderr,
-                 "streamhaz run: tracer library libstreamhaz-tracer.so not found next to this "
-                 "command (built only where CUDA, CUPTI and NCCL are found); set "
-                 "STREAMHAZ_TRACER_LIB\n");
-    return kExitUsage;
-  }
+// Traces from an earlier run in the same folder would be analysed as ranks of this one.
+void remove_old_traces(const std::string& out_dir) {
   std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "streamhaz run: cannot create output folder %s: %s\n", out_dir.c_str(),
-                 ec.message().c_str());
-    return kExitUsage;
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(out_dir, ec)) {
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".shz" && fs::remove(entry.path(), ec)) ++removed;
   }
-  setenv("CUDA_INJECTION64_PATH", tracer.c_str(), 1);
-  setenv("NVTX_INJECTION64_PATH", tracer.c_str(), 1);
-  prepend_env_list("LD_PRELOAD", tracer, ':');
-  setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
-  setenv("STREAMHAZ_FOOTPRINTS", footprints.c_str(), 1);
-  if (backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
+  if (removed > 0)
+    std::fprintf(stderr, "streamhaz run: removed %d trace file(s) of an earlier run from %s\n", removed,
+                 out_dir.c_str());
+}
 
+// Runs argv and returns its exit status (128+N when killed by signal N).
+int spawn_and_wait(const std::vector<std::string>& command) {
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "streamhaz run: fork failed: %s\n", std::strerror(errno));
@@ -89,6 +80,60 @@ int run_traced(const std::vector<std::string>& command, const std::string& out_d
   return kExitUsage;
 }
 
+// `streamhaz check DIR` with this very binary, in an environment without the tracer.
+int check_traces(const std::string& out_dir) {
+  unsetenv("CUDA_INJECTION64_PATH");
+  unsetenv("NVTX_INJECTION64_PATH");
+  unsetenv("LD_PRELOAD");
+  std::error_code ec;
+  if (!fs::exists(out_dir, ec) || fs::is_empty(out_dir, ec)) {
+    std::fprintf(stderr, "streamhaz run: no trace was written to %s (did the program use CUDA?)\n", out_dir.c_str());
+    return kExitUsage;
+  }
+  return spawn_and_wait({"/proc/self/exe", "check", out_dir});
+}
+
+int run_traced(const std::vector<std::string>& command, const std::string& out_dir, const std::string& footprints,
+               bool backtrace, bool check) {
+  std::string tracer = find_tracer_library();
+  if (tracer.empty()) {
+    std::fprintf(stderr,
+                 "streamhaz run: tracer library libstreamhaz-tracer.so not found next to this "
+                 "command (built only where CUDA, CUPTI and NCCL are found); set "
+                 "STREAMHAZ_TRACER_LIB\n");
+    return kExitUsage;
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "streamhaz run: cannot create output folder %s: %s\n", out_dir.c_str(),
+                 ec.message().c_str());
+    return kExitUsage;
+  }
+  remove_old_traces(out_dir);
+  // The tracer needs the CUDA driver library; preloading it where there is none would stop
+  // every process from starting. Then run the program untraced.
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    dlclose(driver);
+  } else {
+    std::fprintf(stderr, "streamhaz run: no CUDA driver (libcuda.so.1) here; running the program untraced\n");
+    int status = spawn_and_wait(command);
+    return check ? (status != 0 ? status : kExitUsage) : status;
+  }
+  // Children inherit the environment, so every process the command starts is traced.
+  setenv("CUDA_INJECTION64_PATH", tracer.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", tracer.c_str(), 1);
+  prepend_env_list("LD_PRELOAD", tracer, ':');
+  setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
+  setenv("STREAMHAZ_FOOTPRINTS", footprints.c_str(), 1);
+  if (backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
+  int status = spawn_and_wait(command);
+  if (!check) return status;
+  int verdict = check_traces(out_dir);
+  // The program's failure comes first; else the analysis decides (0 clean, 1 findings).
+  return status != 0 ? status : verdict;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -97,6 +142,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     std::string out = "streamhaz-trace";
     std::string footprints = "api";
     bool backtrace = false;
+    bool check = false;
     std::vector<std::string> command;
   };
   auto opts = std::make_shared<Options>();
@@ -105,11 +151,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"api", "static", "exact"}))
       ->capture_default_str();
   cmd->add_flag("--backtrace", opts->backtrace, "Record a host backtrace per operation");
+  cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");
   cmd->add_option("command", opts->command, "The program and its arguments, after --")->required();
   cmd->footer("Example: streamhaz run --out traces/ -- torchrun --nproc_per_node 2 train.py\n"
-              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing.");
+              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing;\n"
+              "with --check and a program that succeeded, check's (0 clean, 1 findings, 2 unreadable).");
   cmd->callback([opts, &exit_code] {
-    exit_code = run_traced(opts->command, opts->out, opts->footprints, opts->backtrace);
+    exit_code = run_traced(opts->command, opts->out, opts->footprints, opts->backtrace, opts->check);
   });
 }
 

@@ -1,0 +1,12 @@
+// CUPTI driver-API callbacks: decode each call's parameters into Recorder events.
+#pragma once
+
+#include <string>
+
+namespace streamhaz::tracer::glue {
+
+// Subscribes and enables the driver API calls the trace needs. False (with the reason) when
+// CUPTI is already taken by another tool or refuses.
+bool subscribe_callbacks(std::string& why_not);
+
+}  // namespace streamhaz::tracer::glue
