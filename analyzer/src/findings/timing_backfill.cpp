@@ -13,16 +13,22 @@ void backfill_timings(std::vector<Finding>& findings, const std::map<int, std::s
   for (auto& [rank, ops] : wanted) {
     auto file = file_by_rank.find(rank);
     if (file == file_by_rank.end()) continue;
+    // Findings keep their first occurrence, usually early in the trace: stop reading once
+    // every wanted operation has its interval.
+    size_t missing = 0;
+    for (auto it = ops.begin(); it != ops.end(); it = ops.equal_range(it->first).second) ++missing;
     trace::TraceReader reader(file->second);
     trace::Record r;
-    while (reader.next(r)) {
+    while (missing && reader.next(r)) {
       const auto* t = std::get_if<trace::Timing>(&r);
       if (!t) continue;
       auto [lo, hi] = ops.equal_range(t->op_seq);
+      if (lo == hi) continue;
       for (auto it = lo; it != hi; ++it) {
         it->second->start_ns = t->start_ns;
         it->second->end_ns = t->end_ns;
       }
+      --missing;
     }
   }
 }

@@ -24,6 +24,12 @@ class IntervalMap {
   template <class Fn>
   void update(uint64_t lo, uint64_t hi, Fn&& fn) {
     if (lo >= hi) return;
+    // Fast path: the range is exactly one stored range (a buffer used whole, again).
+    if (auto it = cells_.lower_bound(lo); it != cells_.end() && it->first == lo && it->second.end == hi) {
+      fn(lo, hi, it->second.value);
+      settle(it);
+      return;
+    }
     split_at(lo);
     split_at(hi);
     auto it = cells_.lower_bound(lo);
@@ -71,6 +77,26 @@ class IntervalMap {
       Cell right{it->second.end, it->second.value};
       it->second.end = x;
       cells_.emplace_hint(std::next(it), x, std::move(right));
+    }
+  }
+
+  // After one range changed: drop it if empty, else merge it with equal neighbours.
+  void settle(typename Map::iterator it) {
+    if (it->second.value.empty()) {
+      cells_.erase(it);
+      return;
+    }
+    if (auto next = std::next(it); next != cells_.end() && next->first == it->second.end &&
+                                   next->second.value == it->second.value) {
+      it->second.end = next->second.end;
+      cells_.erase(next);
+    }
+    if (it != cells_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second.end == it->first && prev->second.value == it->second.value) {
+        prev->second.end = it->second.end;
+        cells_.erase(it);
+      }
     }
   }
 
