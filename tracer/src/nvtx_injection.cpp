@@ -21,7 +21,7 @@ int push(const char* message) {
 }
 
 int push_ex(const nvtxEventAttributes_t* attr) {
-  const char* text = "";
+  const char* text = "?";  // registered or wide-character messages: kept for balance only
   if (attr && attr->messageType == NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii) text = attr->message.ascii;
   return push(text);
 }
@@ -34,8 +34,12 @@ int pop() {
 int range_push_a(const char* message) { return push(message); }
 int range_push_ex(const nvtxEventAttributes_t* attr) { return push_ex(attr); }
 int range_pop() { return pop(); }
-int domain_range_push_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t* attr) { return push_ex(attr); }
-int domain_range_pop(nvtxDomainHandle_t) { return pop(); }
+// Libraries keep their own ranges in their own domains (NCCL does): only the default domain
+// describes the program's phases.
+int domain_range_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
+  return domain ? 0 : push_ex(attr);
+}
+int domain_range_pop(nvtxDomainHandle_t domain) { return domain ? 0 : pop(); }
 
 void name_stream(void* stream, const char* name) {
   Recorder* rec = early_recorder();
