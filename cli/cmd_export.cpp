@@ -1,0 +1,50 @@
+// `streamhaz export TRACE... --json`: every record as one JSON object per line.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "streamhaz/trace/reader.h"
+#include "streamhaz/trace/record_json.h"
+
+namespace streamhaz::cli {
+
+void add_export_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("export", "Export trace records (JSON Lines)");
+  struct Options {
+    std::vector<std::string> traces;
+    bool json = false;
+    std::string output;
+    bool force = false;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("TRACE", o->traces, "Trace files or folders of per-rank .shz files")->required();
+  cmd->add_flag("--json", o->json, "JSON Lines: one object per record, with \"rank\" and \"type\"")->required();
+  cmd->add_option("-o,--output", o->output, "Write to this file instead of standard output");
+  cmd->add_flag("--force", o->force, "Replace --output if it exists");
+  cmd->footer("Exit status: 0, or 2 when a trace cannot be read or the output exists.");
+  cmd->callback([o, &exit_code] {
+    std::vector<std::string> paths = trace::expand_trace_paths(o->traces);
+    std::ofstream file;
+    if (!o->output.empty()) {
+      if (std::filesystem::exists(o->output) && !o->force)
+        throw std::runtime_error(o->output + " exists; pass --force to replace it");
+      file.open(o->output, std::ios::trunc);
+      if (!file) throw std::runtime_error("cannot write " + o->output);
+    }
+    std::ostream& out = o->output.empty() ? std::cout : file;
+    for (const std::string& path : paths) {
+      trace::TraceReader reader(path);
+      trace::Record r;
+      while (reader.next(r)) {
+        nlohmann::json j = trace::to_json(r);
+        j["rank"] = reader.rank();
+        out << j.dump() << '\n';
+      }
+      if (reader.truncated()) std::cerr << "streamhaz export: warning: " << reader.truncation() << "\n";
+    }
+    exit_code = kExitClean;
+  });
+}
+
+}  // namespace streamhaz::cli

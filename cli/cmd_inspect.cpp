@@ -1,0 +1,104 @@
+// `streamhaz inspect TRACE...`: what a trace holds (header, counts per rank, stream and kind).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "streamhaz/trace/reader.h"
+#include "trace_stats.h"
+
+namespace streamhaz::cli {
+namespace {
+
+std::string stream_flags_text(uint32_t flags) {
+  if (flags & trace::kStreamLegacyDefault) return "legacy default";
+  if (flags & trace::kStreamPerThreadDefault) return "per-thread default";
+  return flags & trace::kStreamNonBlocking ? "non-blocking" : "blocking";
+}
+
+std::string header_value(const nlohmann::json& h, const char* key) {
+  auto it = h.find(key);
+  if (it == h.end() || it->is_null()) return "-";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+void print_text(const TraceStats& s, std::ostream& out) {
+  out << fmt::format("{}: {} bytes, {} chunks, {} records, {}\n", s.path, s.file_bytes, s.chunks, s.records,
+                     s.truncated ? "TRUNCATED (" + s.truncation + ")" : "complete");
+  const nlohmann::json& h = s.header;
+  out << fmt::format("  rank {} of {}, pid {}, host {}\n", header_value(h, "rank"), header_value(h, "world_size"),
+                     header_value(h, "pid"), header_value(h, "host"));
+  if (auto it = h.find("command"); it != h.end() && it->is_array()) {
+    std::string cmd;
+    for (const auto& a : *it) cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    out << "  command: " << cmd << "\n";
+  }
+  out << fmt::format("  clock {}, footprints {}, CUDA driver {}, runtime {}, NCCL {}\n", header_value(h, "clock"),
+                     header_value(h, "footprints"), header_value(h, "cuda_driver"), header_value(h, "cuda_runtime"),
+                     header_value(h, "nccl_version"));
+  if (auto it = h.find("devices"); it != h.end() && it->is_array())
+    for (const auto& d : *it) out << fmt::format("  device {}: {}\n", header_value(d, "index"), header_value(d, "name"));
+  out << fmt::format("  operations: {} ({} with GPU timestamps), kernels without footprint: {} (ordering only)\n",
+                     s.operations, s.timed_operations, s.kernels_without_footprint);
+  out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
+  out << "  streams:\n";
+  for (const auto& [id, st] : s.streams) {
+    std::string ops;
+    for (const auto& [kind, n] : st.operations) ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", kind, n);
+    out << fmt::format("    stream {} \"{}\" (device {}, {}, priority {}): {}; event records {}, waits {}, host syncs {}\n",
+                       id, st.name.empty() ? "unnamed" : st.name, st.device, stream_flags_text(st.flags), st.priority,
+                       ops.empty() ? "no operations" : ops, st.records, st.waits, st.syncs);
+  }
+  out << "  records by kind:";
+  for (size_t k = 0; k < s.by_kind.size(); ++k)
+    if (s.by_kind[k]) out << fmt::format(" {} {}", trace::record_name(k), s.by_kind[k]);
+  out << "\n";
+}
+
+nlohmann::json to_json(const TraceStats& s) {
+  nlohmann::json streams = nlohmann::json::array();
+  for (const auto& [id, st] : s.streams)
+    streams.push_back({{"id", id}, {"name", st.name}, {"device", st.device}, {"kind", stream_flags_text(st.flags)},
+                       {"priority", st.priority}, {"operations", st.operations}, {"event_records", st.records},
+                       {"waits", st.waits}, {"host_syncs", st.syncs}});
+  nlohmann::json kinds = nlohmann::json::object();
+  for (size_t k = 0; k < s.by_kind.size(); ++k)
+    if (s.by_kind[k]) kinds[trace::record_name(k)] = s.by_kind[k];
+  return {{"path", s.path},
+          {"header", s.header},
+          {"file_bytes", s.file_bytes},
+          {"chunks", s.chunks},
+          {"records", s.records},
+          {"truncated", s.truncated},
+          {"truncation", s.truncation},
+          {"operations", s.operations},
+          {"timed_operations", s.timed_operations},
+          {"kernels_without_footprint", s.kernels_without_footprint},
+          {"allocations", s.allocations},
+          {"allocated_bytes", s.allocated_bytes},
+          {"streams", streams},
+          {"records_by_kind", kinds}};
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("inspect", "Show what a trace holds: header, streams, counts per kind");
+  auto traces = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("TRACE", *traces, "Trace files or folders of per-rank .shz files")->required();
+  cmd->add_flag("--json", *json, "Print one JSON document instead of text");
+  cmd->footer("Exit status: 0, or 2 when a trace cannot be read.");
+  cmd->callback([traces, json, &exit_code] {
+    nlohmann::json all = nlohmann::json::array();
+    for (const std::string& path : trace::expand_trace_paths(*traces)) {
+      TraceStats s = collect_trace_stats(path);
+      if (*json) all.push_back(to_json(s));
+      else print_text(s, std::cout);
+    }
+    if (*json) std::cout << all.dump(2) << "\n";
+    exit_code = kExitClean;
+  });
+}
+
+}  // namespace streamhaz::cli
