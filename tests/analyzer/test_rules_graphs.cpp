@@ -63,3 +63,39 @@ TEST_CASE("graph work is not ordered after work on another stream", "[rules][gra
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].second.stream_name == "stream B (graph 1)");
 }
+
+namespace {
+// A capture forked onto stream B by an event, joined back into A at the end. The producer
+// runs on branch A; the consumer on branch B, ordered after it only when `ordered`.
+TwoStreams forked_capture(bool ordered) {
+  TwoStreams t;
+  EventId fork = t.r.event(), produced = t.r.event(), join = t.r.event();
+  GraphId g = t.r.begin_capture(t.a);
+  t.r.record(fork, t.a);
+  t.r.wait(t.b, fork);  // B joins the capture
+  t.produce(t.a);
+  t.r.record(produced, t.a);
+  if (ordered) t.r.wait(t.b, produced);
+  t.consume(t.b);
+  t.r.record(join, t.b);
+  t.r.wait(t.a, join);
+  t.r.end_capture(t.a, g);
+  t.r.graph_launch(t.a, g);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("branches of one captured graph are unordered unless the capture ordered them", "[rules][graph]") {
+  auto t = forked_capture(false);
+  auto res = t.analyze();
+  require_producer_consumer_race(res, "stream B (graph 1)");
+  CHECK(res.findings[0].first.stream_name == "stream A (graph 1)");
+  CHECK_FALSE(res.findings[0].detail.empty());
+}
+
+TEST_CASE("an event dependency inside the capture orders the branches at launch", "[rules][graph]") {
+  auto t = forked_capture(true);
+  auto res = t.analyze();
+  CHECK(res.findings.empty());
+  CHECK(res.operations_checked == 3);  // the launch and the two replayed kernels
+}

@@ -26,6 +26,7 @@ void check_overwrite_race(const Finding* f, uint64_t occurrences) {
   CHECK(f->second.role == AccessMode::Write);
   CHECK(f->title.rfind("write-after-write race on ipg_buffer[", 0) == 0);
   CHECK(f->ranks == std::vector<int>{0, 1});
+  CHECK(f->first.rank == 0);  // the lowest rank's occurrence is the one shown
   CHECK(f->occurrences == occurrences);
   CHECK(f->tier == FootprintTier::Api);
   CHECK(f->exact);

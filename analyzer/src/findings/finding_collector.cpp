@@ -14,7 +14,17 @@ size_t FindingCollector::add(Finding f) {
     findings_.push_back(std::move(f));
     return findings_.size() - 1;
   }
-  repeat(it->second, f.first.rank, f.buffer.offset, f.buffer.bytes);
+  Finding& kept = findings_[it->second];
+  if (f.first.rank < kept.first.rank) {
+    // Show the lowest rank's first occurrence, whatever order the ranks were analysed in.
+    f.occurrences = kept.occurrences;
+    f.ranks = std::move(kept.ranks);
+    const uint64_t lo = kept.buffer.offset, hi = kept.buffer.offset + kept.buffer.bytes;
+    kept = std::move(f);
+    repeat(it->second, kept.first.rank, lo, hi - lo);
+  } else {
+    repeat(it->second, f.first.rank, f.buffer.offset, f.buffer.bytes);
+  }
   return it->second;
 }
 

@@ -15,7 +15,7 @@ namespace streamhaz::analysis {
 class FindingCollector {
  public:
   // Adds the first occurrence seen by one rank of a pattern (f.key set); returns the index
-  // of the finding it folded into.
+  // of the finding it folded into. The operations shown are the lowest rank's.
   size_t add(Finding f);
   // Another occurrence of finding `index`, on `rank`, at [offset, offset + bytes) of its buffer.
   void repeat(size_t index, int rank, uint64_t offset, uint64_t bytes);
