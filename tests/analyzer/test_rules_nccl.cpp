@@ -116,3 +116,34 @@ TEST_CASE("a collective's end is after the start, not the end, of the other rank
   CHECK(res.findings[0].first.kind == "ncclAllReduce");
   CHECK(res.findings[0].occurrences == 2);
 }
+
+TEST_CASE("ranks disagreeing on collective k of a communicator get no cross-rank edge", "[rules][nccl-cross-rank]") {
+  // As `transitive(true)`, but rank 1's first call on communicator A is a broadcast where
+  // rank 0 issued an all-reduce: the calls do not match, so nothing flows through rank 1.
+  TraceBuilder run(2);
+  const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
+  {
+    RankTraceBuilder& r = run.rank(0);
+    StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
+    uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    r.kernel(s1, "producer", {writes(buf, 1024)});
+    r.all_reduce(s1, x, x, 256, comm_a);
+    r.all_reduce(s2, y, y, 256, comm_b);
+    r.kernel(s2, "consumer", {reads(buf, 1024)});
+  }
+  {
+    RankTraceBuilder& r = run.rank(1);
+    StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
+    uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    EventId e = r.event();
+    r.nccl(sa, NcclKind::Broadcast, x, x, 256, comm_a, 20, /*root=*/0);
+    r.record(e, sa);
+    r.wait(sb, e);
+    r.all_reduce(sb, y, y, 256, comm_b);
+  }
+  auto res = analyze_run(run);
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].second.name == "consumer");
+  REQUIRE(res.warnings.size() == 1);
+  CHECK(res.warnings[0].find("differ between ranks") != std::string::npos);
+}
