@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   (void)cudaStreamQuery(s1);
   ex.add("{\"op\":\"eventsync\",\"count\":1}");
   ex.add("{\"op\":\"eventquery\",\"count\":1,\"complete\":1}");
-  ex.add("{\"op\":\"streamsync\",\"stream\":\"s2\",\"count\":1}");
+  ex.add("{\"op\":\"streamsync\",\"stream\":\"s2\",\"count\":2}");  // here and after the graph
   ex.add("{\"op\":\"streamquery\",\"stream\":\"s1\",\"count\":1}");
 
   // Legacy default stream: pageable synchronous copy, synchronous set, one kernel.
