@@ -105,14 +105,14 @@ TraceError::TraceError(const std::string& file, uint64_t offset, const std::stri
     : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
 
 TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
-  file_ = std::fopen(path_.c_str(), "rb");
+  file_.reset(std::fopen(path_.c_str(), "rb"));
   if (!file_) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
   struct stat st{};
-  if (fstat(fileno(file_), &st) != 0 || !S_ISREG(st.st_mode)) fail(0, "not a regular file");
+  if (fstat(fileno(file_.get()), &st) != 0 || !S_ISREG(st.st_mode)) fail(0, "not a regular file");
   file_bytes_ = static_cast<uint64_t>(st.st_size);
 
   uint8_t pre[layout::kFilePreambleBytes];
-  if (file_bytes_ < sizeof pre || std::fread(pre, 1, sizeof pre, file_) != sizeof pre)
+  if (file_bytes_ < sizeof pre || std::fread(pre, 1, sizeof pre, file_.get()) != sizeof pre)
     fail(0, "expected a 16-byte streamhaz trace preamble, file has " + std::to_string(file_bytes_) + " bytes");
   if (std::memcmp(pre, layout::kFileMagic, sizeof layout::kFileMagic) != 0)
     fail(0, "expected magic SHZTRACE: not a streamhaz trace");
@@ -126,7 +126,7 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
   if (file_bytes_ - sizeof pre < header_bytes)
     fail(sizeof pre, "file cut off inside its " + std::to_string(header_bytes) + "-byte JSON header");
   std::string text(header_bytes, '\0');
-  if (std::fread(text.data(), 1, header_bytes, file_) != header_bytes) fail(sizeof pre, "read error in header");
+  if (std::fread(text.data(), 1, header_bytes, file_.get()) != header_bytes) fail(sizeof pre, "read error in header");
   try {
     header_ = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
@@ -137,9 +137,7 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
   offset_ = sizeof pre + header_bytes;
 }
 
-TraceReader::~TraceReader() {
-  if (file_) std::fclose(file_);
-}
+TraceReader::~TraceReader() = default;
 
 int TraceReader::rank() const {
   auto it = header_.find("rank");
@@ -172,7 +170,7 @@ bool TraceReader::load_chunk() {
     return false;
   }
   uint8_t head[layout::kChunkHeaderBytes];
-  if (std::fseek(file_, static_cast<long>(offset_), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, file_) != sizeof head)
+  if (std::fseek(file_.get(), static_cast<long>(offset_), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, file_.get()) != sizeof head)
     fail(offset_, "read error");
   if (layout::get_u32(head) != layout::kChunkMagic) fail(offset_, "expected chunk magic SHZC");
   uint32_t payload_bytes = layout::get_u32(head + 4);
@@ -187,7 +185,7 @@ bool TraceReader::load_chunk() {
     return false;
   }
   payload_.resize(payload_bytes);
-  if (std::fread(payload_.data(), 1, payload_bytes, file_) != payload_bytes) fail(offset_ + sizeof head, "read error");
+  if (std::fread(payload_.data(), 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
   if (static_cast<uint32_t>(crc32(0L, payload_.data(), payload_bytes)) != crc)
     fail(offset_ + sizeof head, "chunk checksum mismatch: the payload is corrupt");
   payload_offset_ = offset_ + sizeof head;

@@ -2,6 +2,7 @@
 // was expected; it never crashes.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <random>
@@ -143,4 +144,25 @@ TEST_CASE("random byte damage never crashes the reader", "[format][corruption]")
     }
   }
   SUCCEED("2000 damaged files read without a crash");
+}
+
+TEST_CASE("rejected files are closed (found by the fuzzer: a bad header leaked the file)", "[format][corruption]") {
+  std::string path = temp_path("foreign-many.shz");
+  write_file(path, "not a trace, and long enough to have a preamble");
+  // Fewer open files allowed than attempts, so a leak shows as "cannot open".
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  rlimit low = saved;
+  low.rlim_cur = 256;
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  int failures = 0;
+  for (int i = 0; i < 1000; ++i) {
+    try {
+      TraceReader reader(path);
+    } catch (const TraceError& e) {
+      failures += std::string(e.what()).find("expected magic SHZTRACE") == std::string::npos;
+    }
+  }
+  setrlimit(RLIMIT_NOFILE, &saved);
+  CHECK(failures == 0);
 }

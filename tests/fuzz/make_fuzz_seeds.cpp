@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   using namespace streamhaz::trace;
   if (argc != 2) return 2;
   std::string dir = argv[1];
+  std::filesystem::remove_all(dir);  // libFuzzer adds to it: start each run from the seeds
   std::filesystem::create_directories(dir);
   TraceBuilder run(2);
   for (int rank = 0; rank < 2; ++rank) {

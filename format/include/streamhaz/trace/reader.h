@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,7 +57,11 @@ class TraceReader {
   void mark_truncated(uint64_t offset, const std::string& what);
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  // Owned so that a constructor that throws (bad header) still closes the file.
+  std::unique_ptr<std::FILE, FileCloser> file_;
   uint64_t file_bytes_ = 0;
   uint64_t offset_ = 0;  // of the next chunk
   nlohmann::json header_;
