@@ -32,6 +32,25 @@ TEST_CASE("operations carry the innermost NVTX range path of their thread") {
   CHECK(kernels[2].op.nvtx == 0);
 }
 
+TEST_CASE("ranges without readable text stay balanced but add no path segment") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.nvtx_push("");  // a library's registered-string range, pushed first and never popped
+  rec.nvtx_push("step");
+  rec.nvtx_push("");
+  rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));
+  rec.nvtx_pop();
+  rec.nvtx_push("backward");
+  rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));
+  rec.nvtx_pop();
+  rec.nvtx_pop();
+  rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));
+  auto kernels = log.all<Kernel>();
+  CHECK(text_of(log, kernels[0].op.nvtx) == "step");
+  CHECK(text_of(log, kernels[1].op.nvtx) == "step/backward");
+  CHECK(kernels[2].op.nvtx == 0);
+}
+
 TEST_CASE("NVTX stacks are per thread") {
   RecordLog log;
   Recorder rec(log);

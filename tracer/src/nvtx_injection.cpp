@@ -7,7 +7,6 @@
 #include <nvtx3/nvToolsExtCuda.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -25,7 +24,7 @@ int push(const char* message) {
 }
 
 int push_ex(const nvtxEventAttributes_t* attr) {
-  const char* text = "?";  // registered or wide-character messages: kept for balance only
+  const char* text = "";  // registered or wide-character messages: kept for balance only
   if (attr && attr->messageType == NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii) text = attr->message.ascii;
   return push(text);
 }
@@ -39,13 +38,9 @@ int range_push_a(const char* message) { return push(message); }
 int range_push_ex(const nvtxEventAttributes_t* attr) { return push_ex(attr); }
 int range_pop() { return pop(); }
 // Libraries keep their own ranges in their own domains (NCCL does): only the default domain
-// describes the program's phases. Without an injected DomainCreateA every domain handle would
-// be NULL, the default domain's, so each domain gets a distinct non-null handle here.
-std::atomic<uintptr_t> next_domain{1};
-nvtxDomainHandle_t domain_create(const char*) {
-  return reinterpret_cast<nvtxDomainHandle_t>(next_domain.fetch_add(1) * 16);
-}
-void domain_destroy(nvtxDomainHandle_t) {}
+// (NULL handle) describes the program's phases. Handing out our own domain handles through
+// DomainCreateA made traced NVTX users crash on the H200s, so it is not injected: until that is
+// understood, every domain reads as the default one and library ranges join the path.
 int domain_range_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   return domain ? 0 : push_ex(attr);
 }
@@ -79,8 +74,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
   set(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushA, fp(range_push_a));
   set(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, fp(range_push_ex));
   set(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePop, fp(range_pop));
-  set(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainCreateA, fp(domain_create));
-  set(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainDestroy, fp(domain_destroy));
   set(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx, fp(domain_range_push_ex));
   set(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePop, fp(domain_range_pop));
   set(callbacks, NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaStreamA, fp(name_cuda_stream));

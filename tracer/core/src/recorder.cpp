@@ -399,8 +399,15 @@ void Recorder::nccl_group_end_end() {
 void Recorder::nvtx_push(std::string_view message) {
   std::lock_guard lock(mu_);
   ThreadState& t = threads_[current_thread_id()];
+  // A range without readable text (a library's registered string) keeps push/pop balanced
+  // but adds no segment: operations inside it show their program's path.
+  if (message.empty()) {
+    t.nvtx.push_back(t.nvtx.empty() ? 0 : t.nvtx.back());
+    t.nvtx_paths.push_back(t.nvtx_paths.empty() ? std::string() : t.nvtx_paths.back());
+    return;
+  }
   std::string path;
-  if (!t.nvtx_paths.empty()) path = t.nvtx_paths.back() + '/';
+  if (!t.nvtx_paths.empty() && !t.nvtx_paths.back().empty()) path = t.nvtx_paths.back() + '/';
   path += message;
   t.nvtx.push_back(intern(path));
   t.nvtx_paths.push_back(std::move(path));
