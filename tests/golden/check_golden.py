@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Golden test: `streamhaz check` on one bundled trace folder gives the manifest's verdict.
+
+usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA
+
+expect "race": exit 1, and a race finding on an ipg_buffer between a copy on the compute
+stream and the all-reduce (or the copy-out that reads the bucket) on the reduction side;
+expect "clean": exit 0 and no findings. The JSON report is validated against its schema.
+"""
+import json
+import subprocess
+import sys
+
+import jsonschema
+
+
+def main():
+    streamhaz, traces, name, schema_path = sys.argv[1:5]
+    with open(f"{traces}/manifest.jsonl") as f:
+        entry = next(e for e in map(json.loads, f) if e["name"] == name)
+    run = subprocess.run([streamhaz, "check", "--format", "json", f"{traces}/{name}"],
+                         capture_output=True, text=True)
+    problems = []
+    if run.returncode == 2 or not run.stdout.strip():
+        print(run.stderr)
+        return 1
+    report = json.loads(run.stdout)
+    with open(schema_path) as f:
+        jsonschema.validate(report, json.load(f))
+    races = [x for x in report["findings"] if x["kind"] == "race"]
+    if entry["expect"] == "clean":
+        if run.returncode != 0 or report["findings"]:
+            problems.append(f"expected clean, got exit {run.returncode} and {len(report['findings'])} findings")
+    else:
+        if run.returncode != 1:
+            problems.append(f"expected exit 1, got {run.returncode}")
+        ipg = [x for x in races if x["buffer"]["name"].startswith("ipg_buffer")]
+        if not ipg:
+            problems.append("no race on an ipg_buffer")
+
+        def is_compute_copy(op):
+            return op["stream_name"] == "compute stream" and op["kind"].startswith("memcpy") and op["role"] == "write"
+
+        def is_reduction_side(op):
+            return "ncclAllReduce" in op["kind"] or op["stream_name"] == "reduction stream"
+
+        if not any((is_compute_copy(x["second"]) and is_reduction_side(x["first"])) or
+                   (is_compute_copy(x["first"]) and is_reduction_side(x["second"])) for x in ipg):
+            problems.append("no ipg_buffer race between the compute-stream copy and the reduction side")
+        if not any("ncclAllReduce" in x["first"]["kind"] or "ncclAllReduce" in x["second"]["kind"] for x in ipg):
+            problems.append("no ipg_buffer race names the ncclAllReduce")
+    if problems:
+        print(f"{name}: {entry['command']}")
+        for x in report["findings"][:5]:
+            print(" ", x["title"], "|", x["first"]["kind"], x["first"]["stream_name"], "|",
+                  x["second"]["kind"], x["second"]["stream_name"])
+        for p in problems:
+            print("FAILED:", p)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
