@@ -33,4 +33,20 @@ void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out) {
   if (f.write_bytes) out.push_back({n.recvbuf, n.recvbuf + f.write_bytes, AccessMode::Write, true});
 }
 
+namespace {
+int precision(trace::FootprintTier t) {
+  switch (t) {
+    case trace::FootprintTier::Static: return 0;
+    case trace::FootprintTier::Annotation: return 1;
+    case trace::FootprintTier::Exact: return 2;
+    case trace::FootprintTier::Api: return 3;
+  }
+  return 0;
+}
+}  // namespace
+
+trace::FootprintTier weaker_tier(trace::FootprintTier a, trace::FootprintTier b) {
+  return precision(a) <= precision(b) ? a : b;
+}
+
 }  // namespace streamhaz::analysis

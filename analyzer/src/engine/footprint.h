@@ -21,6 +21,10 @@ inline constexpr uint64_t kMaxExactRows = 64;
 void add_rows(std::vector<ByteRange>& out, uint64_t base, uint64_t width, uint64_t rows, uint64_t pitch,
               trace::AccessMode mode);
 
+// The less precise of two tiers (static extents < annotations < sanitizer-exact < API
+// arguments): a finding is as precise as its less precise operation.
+trace::FootprintTier weaker_tier(trace::FootprintTier a, trace::FootprintTier b);
+
 void memcpy_footprint(const trace::Memcpy& m, std::vector<ByteRange>& out);
 void memset_footprint(const trace::Memset& m, std::vector<ByteRange>& out);
 void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out);

@@ -13,16 +13,6 @@ using trace::AccessMode;
 
 const char* role_word(AccessMode m) { return m == AccessMode::Read ? "read" : "write"; }
 
-int precision(trace::FootprintTier t) {
-  switch (t) {
-    case trace::FootprintTier::Static: return 0;
-    case trace::FootprintTier::Annotation: return 1;
-    case trace::FootprintTier::Exact: return 2;
-    case trace::FootprintTier::Api: return 3;
-  }
-  return 0;
-}
-
 uint64_t pack_op(const OpStamp& op, AccessMode role) {
   return (uint64_t(op.kind) << 56) | (uint64_t(role) << 48) | (uint64_t(op.flags) << 40) | op.stream_slot;
 }
@@ -95,7 +85,7 @@ void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode sec
   f.buffer.bytes = c.hi - c.lo;
   f.title = fmt::format("{}-after-{} race on {}", role_word(second_role), role_word(c.first_role), f.buffer.name);
   f.missing_order = missing_order_text(f.first, f.second, second.stream_slot == kHostSlot);
-  f.tier = precision(c.first.tier) <= precision(second.tier) ? c.first.tier : second.tier;
+  f.tier = weaker_tier(c.first.tier, second.tier);
   f.exact = c.first.exact && second.exact;
   if ((c.first.flags | second.flags) & kOpInGraph)
     f.detail = "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";

@@ -209,25 +209,12 @@ void RankEngine::on(const trace::Kernel& r) {
   pending_.ranges.clear();
 }
 
-namespace {
-// Lower is less precise: a finding is as precise as its less precise operation.
-int precision(trace::FootprintTier t) {
-  switch (t) {
-    case trace::FootprintTier::Static: return 0;
-    case trace::FootprintTier::Annotation: return 1;
-    case trace::FootprintTier::Exact: return 2;
-    case trace::FootprintTier::Api: return 3;
-  }
-  return 0;
-}
-trace::FootprintTier weaker(trace::FootprintTier a, trace::FootprintTier b) { return precision(a) <= precision(b) ? a : b; }
-}  // namespace
 
 void RankEngine::on(const trace::Access& r) {
   if (pending_.active && pending_.op.seq == r.op_seq) {
     // Static summaries may fall back to "rest of the allocation": not exact.
     pending_.ranges.push_back({r.ptr, r.ptr + r.bytes, r.mode, r.tier != trace::FootprintTier::Static});
-    pending_.op.tier = pending_.ranges.size() == 1 ? r.tier : weaker(pending_.op.tier, r.tier);
+    pending_.op.tier = pending_.ranges.size() == 1 ? r.tier : weaker_tier(pending_.op.tier, r.tier);
     return;
   }
   if (replaying_) return;
