@@ -6,9 +6,13 @@
 # name, command, machine, expected verdict, reducer self-check) and check.txt (what
 # `streamhaz check` said there).
 set -u -o pipefail
-build=$(cd "${1:?usage: capture_traces.sh BUILD_DIR OUT_DIR}" && pwd)
+# Paths stay as given (relative to the repository root when run from there), so that the
+# commands recorded in the trace headers name no folder of the capturing machine.
+build=${1:?usage: capture_traces.sh BUILD_DIR OUT_DIR}
+build=${build%/}
 out=${2:?usage: capture_traces.sh BUILD_DIR OUT_DIR}
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(realpath --relative-to=. "$(dirname "$0")/../..")
+[[ -x $build/bin/streamhaz && -x $build/bin/streamhaz-reducer ]] || { echo "no streamhaz build in $build" >&2; exit 2; }
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 shz=$build/bin/streamhaz
 reducer=$build/bin/streamhaz-reducer
