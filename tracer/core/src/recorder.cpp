@@ -21,17 +21,26 @@ Recorder::ThreadState& Recorder::thread_state() {
   uint64_t tid = current_thread_id();
   if (tid != last_thread_) {
     last_thread_ = tid;
+    last_state_ = &threads_[tid];
     emit(HostThread{tid});
   }
-  return threads_[tid];
+  return *last_state_;
 }
 
 StringId Recorder::intern(std::string_view text) {
-  auto it = strings_.find(std::string(text));
+  auto it = strings_.find(text);  // no std::string built for a hit
   if (it != strings_.end()) return it->second;
   StringId id = static_cast<StringId>(strings_.size() + 1);
   strings_.emplace(std::string(text), id);
   emit(StringDef{id, std::string(text)});
+  return id;
+}
+
+StringId Recorder::function_name(const KernelLaunch& k) {
+  if (k.function == 0) return intern(k.name.view());
+  if (const StringId* id = function_names_.find(k.function)) return *id;
+  StringId id = intern(k.name.view());
+  function_names_.try_emplace(k.function, id);
   return id;
 }
 
@@ -68,6 +77,24 @@ StreamId Recorder::stream_id(StreamRef s) {
   return new_stream(key, info.device, info.flags, info.priority);
 }
 
+StreamId Recorder::stream_id(ThreadState& t, StreamRef s) {
+  StreamCache& c = t.last_stream;
+  if (c.epoch == streams_epoch_ && c.handle == s.handle && c.device == s.device &&
+      c.per_thread_api == s.per_thread_api)
+    return c.id;
+  StreamId id = stream_id(s);
+  c = StreamCache{s.handle, s.device, s.per_thread_api, streams_epoch_, id};
+  return id;
+}
+
+EventId Recorder::event_id(ThreadState& t, uint64_t event) {
+  EventCache& c = t.last_event;
+  if (c.epoch == events_epoch_ && c.handle == event) return c.id;
+  EventId id = event_id(event);
+  c = EventCache{event, events_epoch_, id};
+  return id;
+}
+
 EventId Recorder::event_id(uint64_t event) {
   auto it = events_.find(event);
   if (it != events_.end()) return it->second;
@@ -79,7 +106,7 @@ EventId Recorder::event_id(uint64_t event) {
 
 OpCommon Recorder::op_common(ThreadState& t, StreamRef s) {
   OpCommon op;
-  op.stream = stream_id(s);
+  op.stream = stream_id(t, s);
   op.seq = next_seq();
   op.nvtx = t.nvtx.empty() ? 0 : t.nvtx.back();
   return op;
@@ -90,13 +117,13 @@ void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
   // Captured operations never run, so never report activity: bound what waits for it.
   if (one_op_.size() > kMaxPendingCorrelations) one_op_.clear();
   if (many_ops_.size() > kMaxPendingCorrelations) many_ops_.clear();
-  auto [it, fresh] = one_op_.try_emplace(correlation, seq);
+  auto [first, fresh] = one_op_.try_emplace(correlation, seq);
   if (fresh) return;
   // A second op for one correlation (grouped NCCL calls share their kernel).
   auto& many = many_ops_[correlation];
-  if (many.seqs.empty()) many.seqs.push_back(it->second);
+  if (many.seqs.empty()) many.seqs.push_back(*first);
   many.seqs.push_back(seq);
-  one_op_.erase(it);
+  one_op_.erase(correlation);
 }
 
 // --- streams and events ----------------------------------------------------------------
@@ -105,18 +132,19 @@ void Recorder::stream_created(uint64_t handle, uint32_t device, uint32_t flags, 
   std::lock_guard lock(mu_);
   thread_state();
   streams_.erase(StreamKey{handle, 0, 0});  // a reused handle is a new stream
+  ++streams_epoch_;
   new_stream(StreamKey{handle, 0, 0}, device, flags, priority);
 }
 
 void Recorder::stream_destroyed(uint64_t handle) {
   std::lock_guard lock(mu_);
-  if (handle > kHandlePerThreadStream) streams_.erase(StreamKey{handle, 0, 0});
+  if (handle > kHandlePerThreadStream && streams_.erase(StreamKey{handle, 0, 0})) ++streams_epoch_;
 }
 
 void Recorder::stream_named(StreamRef s, std::string_view name) {
   std::lock_guard lock(mu_);
-  thread_state();
-  StreamId id = stream_id(s);
+  ThreadState& t = thread_state();
+  StreamId id = stream_id(t, s);
   emit(StreamName{id, intern(name)});
 }
 
@@ -125,55 +153,56 @@ void Recorder::event_created(uint64_t event, uint32_t flags) {
   thread_state();
   EventId id = next_event_++;
   events_[event] = id;
+  ++events_epoch_;  // a reused handle is a new event
   emit(EventCreate{id, flags});
 }
 
 void Recorder::event_destroyed(uint64_t event) {
   std::lock_guard lock(mu_);
-  events_.erase(event);
+  if (events_.erase(event)) ++events_epoch_;
 }
 
 void Recorder::event_recorded(uint64_t event, StreamRef s) {
   std::lock_guard lock(mu_);
-  thread_state();
-  EventId e = event_id(event);
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  EventId e = event_id(t, event);
+  StreamId st = stream_id(t, s);
   emit(EventRecord{next_seq(), e, st});
 }
 
 void Recorder::event_waited(StreamRef s, uint64_t event) {
   std::lock_guard lock(mu_);
-  thread_state();
-  EventId e = event_id(event);
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  EventId e = event_id(t, event);
+  StreamId st = stream_id(t, s);
   emit(EventWait{next_seq(), st, e});
 }
 
 void Recorder::event_synchronized(uint64_t event) {
   std::lock_guard lock(mu_);
-  thread_state();
-  EventId e = event_id(event);
+  ThreadState& t = thread_state();
+  EventId e = event_id(t, event);
   emit(EventSync{next_seq(), e});
 }
 
 void Recorder::event_queried(uint64_t event, bool complete) {
   std::lock_guard lock(mu_);
-  thread_state();
-  EventId e = event_id(event);
+  ThreadState& t = thread_state();
+  EventId e = event_id(t, event);
   emit(EventQuery{next_seq(), e, complete});
 }
 
 void Recorder::stream_synchronized(StreamRef s) {
   std::lock_guard lock(mu_);
-  thread_state();
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  StreamId st = stream_id(t, s);
   emit(StreamSync{next_seq(), st});
 }
 
 void Recorder::stream_queried(StreamRef s, bool complete) {
   std::lock_guard lock(mu_);
-  thread_state();
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  StreamId st = stream_id(t, s);
   emit(StreamQuery{next_seq(), st, complete});
 }
 
@@ -185,38 +214,31 @@ void Recorder::device_synchronized(uint32_t device) {
 
 // --- operations ------------------------------------------------------------------------
 
-void Recorder::kernel_launched(StreamRef s, uint64_t correlation, KernelLaunch k) {
+// NCCL's own kernel: the Nccl record(s) stand for it; it only lends them its timing.
+void Recorder::lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation) {
+  StreamId st = stream_id(t, s);
+  bool any_on_stream = false;
+  for (const Nccl& n : t.claimants) any_on_stream |= n.op.stream == st;
+  for (const Nccl& n : t.claimants) {
+    if (!any_on_stream || n.op.stream == st) expect_activity(correlation, n.op.seq);
+  }
+}
+
+void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k) {
   std::lock_guard lock(mu_);
   ThreadState& t = thread_state();
-  if (t.nccl_depth > 0 && !t.claimants.empty()) {
-    // NCCL's own kernel: the Nccl record(s) stand for it; it only lends them its timing.
-    StreamId st = stream_id(s);
-    bool any_on_stream = false;
-    for (const Nccl& n : t.claimants) any_on_stream |= n.op.stream == st;
-    for (const Nccl& n : t.claimants) {
-      if (!any_on_stream || n.op.stream == st) expect_activity(correlation, n.op.seq);
-    }
-    return;
-  }
-  StringId name;
-  auto it = function_names_.find(k.function);
-  if (it != function_names_.end() && k.function != 0) {
-    name = it->second;
-  } else {
-    name = intern(k.name);
-    if (k.function != 0) function_names_[k.function] = name;
-  }
-  Kernel rec;
+  if (t.nccl_depth > 0 && !t.claimants.empty()) return lend_to_nccl(t, s, correlation);
+  Kernel& rec = std::get<Kernel>(kernel_record_);
+  rec.name = function_name(k);  // before op_common: a StringDef precedes the stream's records
   rec.op = op_common(t, s);
-  rec.name = name;
   for (int i = 0; i < 3; ++i) {
     rec.grid[i] = k.grid[i];
     rec.block[i] = k.block[i];
   }
   rec.shared_mem = k.shared_mem;
-  rec.params = std::move(k.params);
+  rec.params.assign(k.params.data(), k.params.size());
   expect_activity(correlation, rec.op.seq);
-  emit(rec);
+  emit(kernel_record_);
 }
 
 void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) {
@@ -260,15 +282,15 @@ void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) 
 
 void Recorder::capture_began(StreamRef s) {
   std::lock_guard lock(mu_);
-  thread_state();
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  StreamId st = stream_id(t, s);
   emit(CaptureBegin{next_seq(), st, 0});  // the graph is known only at the end
 }
 
 void Recorder::capture_ended(StreamRef s, uint64_t graph) {
   std::lock_guard lock(mu_);
-  thread_state();
-  StreamId st = stream_id(s);
+  ThreadState& t = thread_state();
+  StreamId st = stream_id(t, s);
   emit(CaptureEnd{next_seq(), st, graph});
 }
 
@@ -277,24 +299,24 @@ void Recorder::capture_ended(StreamRef s, uint64_t graph) {
 void Recorder::allocated(AllocKind kind, uint64_t ptr, uint64_t bytes, uint32_t device,
                          std::optional<StreamRef> stream) {
   std::lock_guard lock(mu_);
-  thread_state();
+  ThreadState& t = thread_state();
   Alloc a;
   a.ptr = ptr;
   a.bytes = bytes;
   a.device = device;
   a.kind = kind;
-  a.stream = stream ? stream_id(*stream) : 0;
+  a.stream = stream ? stream_id(t, *stream) : 0;
   a.seq = next_seq();
   emit(a);
 }
 
 void Recorder::freed(AllocKind kind, uint64_t ptr, std::optional<StreamRef> stream) {
   std::lock_guard lock(mu_);
-  thread_state();
+  ThreadState& t = thread_state();
   Free f;
   f.ptr = ptr;
   f.kind = kind;
-  f.stream = stream ? stream_id(*stream) : 0;
+  f.stream = stream ? stream_id(t, *stream) : 0;
   f.seq = next_seq();
   emit(f);
 }
@@ -354,7 +376,7 @@ void Recorder::nccl_call_begin(const NcclCall& call) {
   n.rank = c.info.rank;
   n.nranks = c.info.nranks;
   n.comm_seq = c.next_seq++;
-  n.op.stream = stream_id(call.stream);
+  n.op.stream = stream_id(t, call.stream);
   if (t.group_depth > 0) {
     t.held.push_back(n);  // enqueued by NCCL only at the outermost ncclGroupEnd
     return;
@@ -423,15 +445,17 @@ void Recorder::nvtx_pop() {
 
 void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns) {
   std::lock_guard lock(mu_);
-  if (auto many = many_ops_.find(correlation); many != many_ops_.end()) {
-    for (uint64_t seq : many->second.seqs) emit(Timing{seq, start_ns, end_ns});
-    if (!many->second.keep) many_ops_.erase(many);
-    return;
+  if (!many_ops_.empty()) {
+    if (auto many = many_ops_.find(correlation); many != many_ops_.end()) {
+      for (uint64_t seq : many->second.seqs) emit(Timing{seq, start_ns, end_ns});
+      if (!many->second.keep) many_ops_.erase(many);
+      return;
+    }
   }
-  auto it = one_op_.find(correlation);
-  if (it == one_op_.end()) return;  // not an operation we recorded
-  emit(Timing{it->second, start_ns, end_ns});
-  one_op_.erase(it);
+  const uint64_t* seq = one_op_.find(correlation);
+  if (!seq) return;  // not an operation we recorded
+  emit(Timing{*seq, start_ns, end_ns});
+  one_op_.erase(correlation);
 }
 
 void Recorder::meta(std::string json) {

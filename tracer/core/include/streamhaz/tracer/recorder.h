@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/tracer/flat_map.h"
 
 namespace streamhaz::tracer {
 
@@ -53,13 +54,28 @@ struct CommInfo {
 };
 using CommInfoQuery = std::function<std::optional<CommInfo>(uint64_t comm)>;
 
+// A name that is measured only when read: the glue passes CUPTI's C string without a
+// strlen on every launch, since the recorder reads it only for a function it has not seen.
+class LazyName {
+ public:
+  LazyName() = default;
+  LazyName(const char* text) : text_(text) {}
+  LazyName(std::string_view view) : view_(view), measured_(true) {}
+  std::string_view view() const { return measured_ ? view_ : std::string_view(text_ ? text_ : ""); }
+
+ private:
+  const char* text_ = nullptr;
+  std::string_view view_;
+  bool measured_ = false;
+};
+
 struct KernelLaunch {
   uint64_t function = 0;      // CUfunction/CUkernel handle: caches the interned name
-  std::string_view name;      // mangled; read only the first time `function` is seen
+  LazyName name;              // mangled; read only the first time `function` is seen
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t shared_mem = 0;
-  std::string params;         // raw bytes when footprints need them, else empty
+  std::string_view params;    // raw bytes when footprints need them, else empty; copied
 };
 
 // One NCCL call as issued (before the recorder adds seq, stream id and comm facts).
@@ -97,7 +113,7 @@ class Recorder {
   void device_synchronized(uint32_t device);
 
   // Operations on streams. `correlation` joins the later activity timestamps (0: none).
-  void kernel_launched(StreamRef s, uint64_t correlation, KernelLaunch k);
+  void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
   void memcpy_issued(StreamRef s, uint64_t correlation, trace::Memcpy m);
   void memset_issued(StreamRef s, uint64_t correlation, trace::Memset m);
   void host_func_launched(StreamRef s);
@@ -145,6 +161,21 @@ class Recorder {
   size_t pending_correlations() const;
 
  private:
+  // The thread's last stream and event lookups: launch loops name the same stream (and
+  // record the same event) call after call. Valid while the epoch matches, which every
+  // erase from streams_ / events_ bumps (a destroyed handle may come back as a new one).
+  struct StreamCache {
+    uint64_t handle = 0;
+    uint32_t device = 0;
+    bool per_thread_api = false;
+    uint64_t epoch = 0;  // 0: empty
+    trace::StreamId id = 0;
+  };
+  struct EventCache {
+    uint64_t handle = 0;
+    uint64_t epoch = 0;  // 0: empty
+    trace::EventId id = 0;
+  };
   struct ThreadState {
     std::vector<trace::StringId> nvtx;  // path ids, innermost last
     std::vector<std::string> nvtx_paths; // their texts ("outer/inner")
@@ -152,6 +183,8 @@ class Recorder {
     int group_depth = 0;
     std::vector<trace::Nccl> held;      // grouped calls not yet recorded
     std::vector<trace::Nccl> claimants; // recorded calls that claim kernels launched now
+    StreamCache last_stream;
+    EventCache last_event;
   };
   struct StreamKey {
     uint64_t handle;
@@ -173,11 +206,15 @@ class Recorder {
   uint64_t next_seq() { return ++seq_; }
   void emit(const trace::Record& r) { sink_.add(r); }
   ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
+  trace::StreamId stream_id(ThreadState& t, StreamRef s);  // through the thread's cache
   trace::StreamId stream_id(StreamRef s);
   trace::StreamId new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority);
+  trace::EventId event_id(ThreadState& t, uint64_t event);  // through the thread's cache
   trace::EventId event_id(uint64_t event);
   trace::StringId intern(std::string_view text);
+  trace::StringId function_name(const KernelLaunch& k);
   trace::OpCommon op_common(ThreadState& t, StreamRef s);
+  void lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation);
   CommState& comm_state(uint64_t comm);
   void record_nccl(ThreadState& t, trace::Nccl& n);
   void expect_activity(uint64_t correlation, uint64_t seq);
@@ -188,18 +225,28 @@ class Recorder {
   mutable std::mutex mu_;
   uint64_t seq_ = 0;
   uint64_t last_thread_ = 0;
+  ThreadState* last_state_ = nullptr;  // threads_[last_thread_]; nodes never move
   std::unordered_map<uint64_t, ThreadState> threads_;
   std::unordered_map<StreamKey, trace::StreamId, StreamKeyHash> streams_;
+  uint64_t streams_epoch_ = 1;
   trace::StreamId next_stream_ = 1;
   std::unordered_map<uint64_t, trace::EventId> events_;
+  uint64_t events_epoch_ = 1;
   trace::EventId next_event_ = 1;
-  std::unordered_map<std::string, trace::StringId> strings_;
-  std::unordered_map<uint64_t, trace::StringId> function_names_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, trace::StringId, StringHash, std::equal_to<>> strings_;
+  FlatMap64<trace::StringId> function_names_;  // function handle (non-zero) -> name
+  // The Kernel record is built in place and reused: its params keep their capacity, so a
+  // launch allocates nothing (sinks copy what they keep).
+  trace::Record kernel_record_{std::in_place_type<trace::Kernel>};
   std::unordered_map<uint64_t, uint64_t> graph_of_exec_;
   std::unordered_map<uint64_t, CommState> comms_;
   uint64_t unknown_comms_ = 0;
   // correlation id -> op seqs; one seq for most, several for grouped NCCL and graphs.
-  std::unordered_map<uint64_t, uint64_t> one_op_;
+  FlatMap64<uint64_t> one_op_;
   struct ManyOps {
     std::vector<uint64_t> seqs;
     bool keep = false;  // graph launches: every node reports the launch's correlation
