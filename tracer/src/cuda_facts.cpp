@@ -59,10 +59,7 @@ struct ParamLayout {
 std::mutex layout_mu;
 std::unordered_map<CUfunction, ParamLayout> layouts;
 
-ParamLayout layout_of(CUfunction f) {
-  std::lock_guard lock(layout_mu);
-  auto it = layouts.find(f);
-  if (it != layouts.end()) return it->second;
+ParamLayout read_layout(CUfunction f) {
   ParamLayout layout;
   // Runtime launches hand the driver a CUkernel, on which only cuKernel* works.
   for (size_t i = 0;; ++i) {
@@ -77,22 +74,36 @@ ParamLayout layout_of(CUfunction f) {
       layout.params.emplace_back(offset, size);
     }
   }
-  layouts.emplace(f, layout);
   return layout;
+}
+
+// Entries are never erased and map nodes never move: callers may keep the reference.
+const ParamLayout& layout_of(CUfunction f) {
+  // A launch loop launches the same function again and again: skip the lock then.
+  thread_local CUfunction last_f = nullptr;
+  thread_local const ParamLayout* last_layout = nullptr;
+  if (f == last_f && last_layout) return *last_layout;
+  std::lock_guard lock(layout_mu);
+  auto it = layouts.find(f);
+  if (it == layouts.end()) it = layouts.emplace(f, read_layout(f)).first;
+  last_f = f;
+  last_layout = &it->second;
+  return it->second;
 }
 
 }  // namespace
 
-std::string kernel_param_bytes(CUfunction f, void** kernel_params, void** extra) {
+void kernel_param_bytes(CUfunction f, void** kernel_params, void** extra, std::string& bytes) {
+  bytes.clear();
   if (kernel_params) {
-    ParamLayout layout = layout_of(f);
-    if (layout.params.empty()) return {};
+    const ParamLayout& layout = layout_of(f);
+    if (layout.params.empty()) return;
     const auto& last = layout.params.back();
-    std::string bytes(last.first + last.second, '\0');
+    bytes.resize(last.first + last.second, '\0');
     for (size_t i = 0; i < layout.params.size(); ++i) {
       if (kernel_params[i]) std::memcpy(bytes.data() + layout.params[i].first, kernel_params[i], layout.params[i].second);
     }
-    return bytes;
+    return;
   }
   // The `extra` form: CU_LAUNCH_PARAM_BUFFER_POINTER, ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &size.
   const void* buffer = nullptr;
@@ -101,7 +112,7 @@ std::string kernel_param_bytes(CUfunction f, void** kernel_params, void** extra)
     if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
     if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
   }
-  return buffer ? std::string(static_cast<const char*>(buffer), size) : std::string();
+  if (buffer) bytes.assign(static_cast<const char*>(buffer), size);
 }
 
 namespace {

@@ -23,8 +23,9 @@ std::optional<StreamInfo> query_stream(uint64_t handle);
 enum class MemoryKind { Device, PinnedHost, PageableHost };
 MemoryKind memory_kind(uint64_t ptr);
 
-// The launch's parameter bytes, laid out as the kernel sees them (static/exact footprints).
-std::string kernel_param_bytes(CUfunction f, void** kernel_params, void** extra);
+// The launch's parameter bytes, laid out as the kernel sees them (static/exact footprints),
+// into `bytes` (cleared first; its capacity is reused).
+void kernel_param_bytes(CUfunction f, void** kernel_params, void** extra, std::string& bytes);
 
 // Devices, driver and runtime versions, gathered once when CUDA is up.
 void gather_header_facts();

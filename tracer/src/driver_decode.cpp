@@ -40,6 +40,7 @@ bool succeeded(const CUpti_CallbackData& cb) {
   return cb.functionReturnValue && *static_cast<const CUresult*>(cb.functionReturnValue) == CUDA_SUCCESS;
 }
 
+// A C string, measured by the recorder only for a function it has not named yet.
 const char* kernel_name(const CUpti_CallbackData& cb) { return cb.symbolName ? cb.symbolName : "?"; }
 
 void launch(Recorder& rec, const CUpti_CallbackData& cb, CUfunction f, const unsigned (&grid)[3],
@@ -52,8 +53,13 @@ void launch(Recorder& rec, const CUpti_CallbackData& cb, CUfunction f, const uns
     k.block[i] = block[i];
   }
   k.shared_mem = smem;
-  if (state().footprints != Footprints::Api) k.params = kernel_param_bytes(f, params, extra);
-  rec.kernel_launched(stream_ref(s, cb, ptsz), cb.correlationId, std::move(k));
+  if (state().footprints != Footprints::Api) {
+    // Reused per thread: the recorder copies the bytes into its own reused record.
+    thread_local std::string bytes;
+    kernel_param_bytes(f, params, extra, bytes);
+    k.params = bytes;
+  }
+  rec.kernel_launched(stream_ref(s, cb, ptsz), cb.correlationId, k);
 }
 
 // Copies whose direction the API name does not give (unified addressing) are classified by
@@ -400,18 +406,19 @@ void on_exit(Recorder& rec, CUpti_CallbackId cbid, const CUpti_CallbackData& cb)
                          false);
     return;
   }
-  const uint32_t device = device_of_context(cb.context);
+  // Only creates and allocations need the device; launches and copies pass through here too.
+  const auto device = [&cb] { return device_of_context(cb.context); };
   switch (cbid) {
     case CBID(cuStreamCreate): {
       const auto& p = params<cuStreamCreate_params>(cb);
       const uint32_t flags = (p.Flags & CU_STREAM_NON_BLOCKING) ? uint32_t{trace::kStreamNonBlocking} : 0u;
-      rec.stream_created(u64(*p.phStream), device, flags, 0);
+      rec.stream_created(u64(*p.phStream), device(), flags, 0);
       break;
     }
     case CBID(cuStreamCreateWithPriority): {
       const auto& p = params<cuStreamCreateWithPriority_params>(cb);
       const uint32_t flags = (p.flags & CU_STREAM_NON_BLOCKING) ? uint32_t{trace::kStreamNonBlocking} : 0u;
-      rec.stream_created(u64(*p.phStream), device, flags, p.priority);
+      rec.stream_created(u64(*p.phStream), device(), flags, p.priority);
       break;
     }
     case CBID(cuEventCreate): {
@@ -436,11 +443,11 @@ void on_exit(Recorder& rec, CUpti_CallbackId cbid, const CUpti_CallbackData& cb)
                          true);
       break;
     case CBID(cuCtxSynchronize):
-      rec.device_synchronized(device);
+      rec.device_synchronized(device());
       break;
     case CBID(cuCtxSynchronize_v2): {
       CUcontext ctx = params<cuCtxSynchronize_v2_params>(cb).ctx;
-      rec.device_synchronized(ctx ? device_of_context(ctx) : device);
+      rec.device_synchronized(ctx ? device_of_context(ctx) : device());
       break;
     }
     case CBID(cuStreamEndCapture):
@@ -460,47 +467,47 @@ void on_exit(Recorder& rec, CUpti_CallbackId cbid, const CUpti_CallbackData& cb)
     }
     case CBID(cuMemAlloc_v2): {
       const auto& p = params<cuMemAlloc_v2_params>(cb);
-      rec.allocated(AllocKind::Device, *p.dptr, p.bytesize, device);
+      rec.allocated(AllocKind::Device, *p.dptr, p.bytesize, device());
       break;
     }
     case CBID(cuMemAllocPitch_v2): {
       const auto& p = params<cuMemAllocPitch_v2_params>(cb);
-      rec.allocated(AllocKind::Device, *p.dptr, *p.pPitch * p.Height, device);
+      rec.allocated(AllocKind::Device, *p.dptr, *p.pPitch * p.Height, device());
       break;
     }
     case CBID(cuMemAllocManaged): {
       const auto& p = params<cuMemAllocManaged_params>(cb);
-      rec.allocated(AllocKind::Managed, *p.dptr, p.bytesize, device);
+      rec.allocated(AllocKind::Managed, *p.dptr, p.bytesize, device());
       break;
     }
     case CBID(cuMemAllocHost_v2): {
       const auto& p = params<cuMemAllocHost_v2_params>(cb);
-      rec.allocated(AllocKind::HostPinned, u64(*p.pp), p.bytesize, device);
+      rec.allocated(AllocKind::HostPinned, u64(*p.pp), p.bytesize, device());
       break;
     }
     case CBID(cuMemHostAlloc):
     case CBID(cuMemHostAlloc_v2): {
       const auto& p = params<cuMemHostAlloc_params>(cb);
-      rec.allocated(AllocKind::HostPinned, u64(*p.pp), p.bytesize, device);
+      rec.allocated(AllocKind::HostPinned, u64(*p.pp), p.bytesize, device());
       break;
     }
     case CBID(cuMemAllocAsync):
     case CBID(cuMemAllocAsync_ptsz): {
       const auto& p = params<cuMemAllocAsync_params>(cb);
-      rec.allocated(AllocKind::Async, *p.dptr, p.bytesize, device,
+      rec.allocated(AllocKind::Async, *p.dptr, p.bytesize, device(),
                     stream_ref(p.hStream, cb, cbid == CBID(cuMemAllocAsync_ptsz)));
       break;
     }
     case CBID(cuMemAllocFromPoolAsync):
     case CBID(cuMemAllocFromPoolAsync_ptsz): {
       const auto& p = params<cuMemAllocFromPoolAsync_params>(cb);
-      rec.allocated(AllocKind::Async, *p.dptr, p.bytesize, device,
+      rec.allocated(AllocKind::Async, *p.dptr, p.bytesize, device(),
                     stream_ref(p.hStream, cb, cbid == CBID(cuMemAllocFromPoolAsync_ptsz)));
       break;
     }
     case CBID(cuMemMap): {
       const auto& p = params<cuMemMap_params>(cb);
-      rec.allocated(AllocKind::Vmm, p.ptr, p.size, device);
+      rec.allocated(AllocKind::Vmm, p.ptr, p.size, device());
       break;
     }
     default:
