@@ -10,7 +10,9 @@ namespace streamhaz::tracer {
 using namespace streamhaz::trace;
 
 uint64_t current_thread_id() {
-  thread_local uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
+  // Constant-initialised (filled on first use) so that reads need no TLS init guard.
+  thread_local uint64_t tid = 0;
+  if (tid == 0) tid = static_cast<uint64_t>(::syscall(SYS_gettid));
   return tid;
 }
 
