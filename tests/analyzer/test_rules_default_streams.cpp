@@ -87,3 +87,32 @@ TEST_CASE("per-thread default stream is not ordered with non-blocking streams", 
   t.consume(t.b);
   require_producer_consumer_race(t.analyze());
 }
+
+TEST_CASE("synchronising a blocking stream does not wait for later legacy-stream work", "[rules][legacy]") {
+  // Only work issued to the blocking stream after the legacy work waits for it; the host
+  // waiting for the blocking stream learns nothing about the legacy work.
+  DefaultStreams t;
+  t.r.host_func(t.blocking);
+  t.produce(t.legacy);
+  t.r.stream_sync(t.blocking);
+  t.consume(t.b);  // non-blocking: ordered after the legacy producer only through the host
+  require_producer_consumer_race(t.analyze());
+}
+
+TEST_CASE("a completed query of a blocking stream does not cover later legacy-stream work", "[rules][legacy]") {
+  DefaultStreams t;
+  t.produce(t.legacy);
+  t.r.stream_query(t.blocking, true);
+  t.consume(t.b);
+  require_producer_consumer_race(t.analyze());
+}
+
+TEST_CASE("an event recorded on a blocking stream after legacy work covers it", "[rules][legacy]") {
+  DefaultStreams t;
+  t.produce(t.legacy);
+  EventId e = t.r.event();
+  t.r.record(e, t.blocking);  // the record is a command on the blocking stream: it waits for the legacy work
+  t.r.wait(t.b, e);
+  t.consume(t.b);
+  CHECK(t.analyze().findings.empty());
+}

@@ -80,16 +80,21 @@ void RankEngine::host_joins(const VectorClock& c) {
 Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
   StreamState& s = streams_[slot];
   sync_with_host(s);
+  if (s.legacy_pending.size()) {  // a command on a blocking stream waits for earlier legacy work
+    s.clock.join(s.legacy_pending);
+    s.legacy_pending = VectorClock{};
+  }
   // The legacy default stream waits for all blocking streams of its device...
   if (s.legacy())
     for (const StreamState& b : streams_)
       if (b.blocking() && b.device == s.device) s.clock.join(b.clock);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
-  // ...and work issued later on any blocking stream waits for it.
+  // ...and work issued later on any blocking stream waits for it (at that stream's next
+  // command, not before: cudaStreamSynchronize of a blocking stream does not wait for it).
   if (s.legacy())
     for (StreamState& b : streams_)
-      if (b.blocking() && b.device == s.device) b.clock.join(s.clock);
+      if (b.blocking() && b.device == s.device) b.legacy_pending.join(s.clock);
   return e;
 }
 

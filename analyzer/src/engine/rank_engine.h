@@ -60,6 +60,10 @@ class RankEngine {
     trace::GraphId graph = 0;      // a graph branch timeline (replays of captured work)
     const HostTimeline* host_seen = nullptr;
     uint64_t host_version_seen = 0;
+    // Legacy-stream work this blocking stream's next command must wait for. Kept apart from
+    // `clock` until then: synchronising with this stream promises nothing about legacy work
+    // issued after its last command.
+    VectorClock legacy_pending;
     bool legacy() const { return flags & trace::kStreamLegacyDefault; }
     bool blocking() const { return !(flags & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault)); }
   };
