@@ -156,3 +156,27 @@ TEST_CASE("2D copies touch only their rows", "[rules][footprint]") {
   CHECK(res.findings[0].buffer.bytes == 8);
   CHECK(res.findings[0].exact);
 }
+
+TEST_CASE("a copy with an approximated side is reported as approximate", "[rules][footprint]") {
+  // The source is pitched with more rows than are tracked exactly (bounding range, not
+  // exact); the destination is packed (exact). A race on the source must not claim exact
+  // byte ranges because the destination, checked last, was exact.
+  TwoStreams t;
+  const uint64_t rows = 65;  // one more than analysis::kMaxExactRows
+  uint64_t src = t.r.alloc(64 * rows, "pitched src");
+  uint64_t dst = t.r.alloc(32 * rows, "packed dst");
+  t.r.kernel(t.b, "src writer", {writes(src, 64 * rows)});
+  Memcpy m;
+  m.op = OpCommon{100, t.a, 0};
+  m.dst = dst;
+  m.src = src;
+  m.width = 32;
+  m.rows = rows;
+  m.dst_pitch = 32;
+  m.src_pitch = 64;
+  t.r.add(m);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].buffer.name == "pitched src");
+  CHECK_FALSE(res.findings[0].exact);
+}

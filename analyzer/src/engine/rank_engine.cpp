@@ -9,6 +9,14 @@ namespace streamhaz::analysis {
 
 using trace::AccessMode;
 
+namespace {
+// An operation's byte ranges are exact only if every range is: a finding names one
+// operation, not the range of it that conflicted.
+bool all_exact(const std::vector<ByteRange>& ranges) {
+  return std::all_of(ranges.begin(), ranges.end(), [](const ByteRange& b) { return b.exact; });
+}
+}  // namespace
+
 RankEngine::RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher& collectives,
                        FindingCollector& findings, const AnalysisOptions& options)
     : rank_(rank), timelines_(timelines), collectives_(collectives), findings_(findings), options_(options) {
@@ -239,7 +247,7 @@ void RankEngine::flush_pending() {
     return;
   }
   OpStamp op = pending_.op;
-  op.exact = std::all_of(pending_.ranges.begin(), pending_.ranges.end(), [](const ByteRange& b) { return b.exact; });
+  op.exact = all_exact(pending_.ranges);
   for (const ByteRange& b : pending_.ranges) touch(op, b, streams_[pending_.slot].clock);
   report_conflicts(op);
 }
@@ -277,10 +285,8 @@ void RankEngine::on(const trace::Memcpy& r) {
   OpStamp op = stamp(r.op, e, slot, memcpy_op_kind(r.kind), 0, sync ? uint8_t(kOpSync) : uint8_t(0));
   ranges_.clear();
   memcpy_footprint(r, ranges_);
-  for (const ByteRange& b : ranges_) {
-    op.exact = b.exact;
-    touch(op, b, streams_[slot].clock);
-  }
+  op.exact = all_exact(ranges_);
+  for (const ByteRange& b : ranges_) touch(op, b, streams_[slot].clock);
   report_conflicts(op);
   if (wait == HostWait::After) host_joins(streams_[slot].clock);
 }
@@ -293,10 +299,8 @@ void RankEngine::on(const trace::Memset& r) {
   OpStamp op = stamp(r.op, e, slot, OpKind::MemsetOp, 0, (r.flags & trace::kMemSync) ? uint8_t(kOpSync) : uint8_t(0));
   ranges_.clear();
   memset_footprint(r, ranges_);
-  for (const ByteRange& b : ranges_) {
-    op.exact = b.exact;
-    touch(op, b, streams_[slot].clock);
-  }
+  op.exact = all_exact(ranges_);
+  for (const ByteRange& b : ranges_) touch(op, b, streams_[slot].clock);
   report_conflicts(op);
 }
 
