@@ -107,3 +107,23 @@ TEST_CASE("cudaEventQuery == cudaErrorNotReady orders nothing", "[rules][event-q
   t.consume(t.b);
   require_producer_consumer_race(t.analyze());
 }
+
+TEST_CASE("huge stream/event/string ids of a corrupt trace cost no huge tables", "[rules][events][hostile]") {
+  // Ids were indexes into vectors sized by the largest id seen: one record with id 2^32 - 16
+  // asked for tens of gigabytes (std::bad_alloc, or the machine's memory).
+  TwoStreams t;
+  const uint32_t huge = 0xfffffff0u;
+  t.r.add(EventCreate{huge, 0});
+  t.r.add(StringDef{huge, "far name"});
+  t.r.add(StreamCreate{900, huge, 0, kStreamNonBlocking, 0, 0});
+  t.r.add(StreamName{huge, huge});
+  t.produce(huge);
+  t.r.record(huge, huge);
+  t.r.wait(t.b, huge);
+  t.consume(t.b);     // ordered after the producer through the event
+  t.consume(t.a);     // not ordered: a race named with the far stream's name
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.stream_name == "far name");
+  CHECK(res.findings[0].first.stream == huge);
+}

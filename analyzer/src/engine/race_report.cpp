@@ -22,7 +22,8 @@ uint64_t pack_names(const OpStamp& op) { return (uint64_t(op.name) << 32) | op.n
 
 const std::string& RankEngine::text(trace::StringId id) const {
   static const std::string none;
-  return id < strings_.size() ? strings_[id] : none;
+  auto it = strings_.find(id);
+  return it != strings_.end() ? it->second : none;
 }
 
 std::string RankEngine::stream_label(uint32_t slot) const {

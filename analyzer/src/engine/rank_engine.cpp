@@ -50,11 +50,24 @@ uint32_t RankEngine::new_slot(trace::StreamId id, uint32_t device, uint32_t flag
   s.flags = flags;
   streams_.push_back(std::move(s));
   const auto slot = static_cast<uint32_t>(streams_.size() - 1);
-  if (by_id) {
+  if (by_id && id < kDirectStreamIds) {
     if (id >= slot_by_id_.size()) slot_by_id_.resize(id + 1, 0);
     slot_by_id_[id] = slot + 1;
+  } else if (by_id) {
+    slot_by_large_id_[id] = slot + 1;
   }
   return slot;
+}
+
+RankEngine::StreamState* RankEngine::known_stream(trace::StreamId id) {
+  uint32_t slot_plus_one = 0;
+  if (id < slot_by_id_.size()) {
+    slot_plus_one = slot_by_id_[id];
+  } else if (id >= kDirectStreamIds) {
+    auto it = slot_by_large_id_.find(id);
+    if (it != slot_by_large_id_.end()) slot_plus_one = it->second;
+  }
+  return slot_plus_one ? &streams_[slot_plus_one - 1] : nullptr;
 }
 
 uint32_t RankEngine::slot_of(trace::StreamId id) {
@@ -62,16 +75,13 @@ uint32_t RankEngine::slot_of(trace::StreamId id) {
     auto it = replaying_->branch.find(id);
     if (it != replaying_->branch.end()) return it->second;
   }
-  if (id < slot_by_id_.size() && slot_by_id_[id]) return slot_by_id_[id] - 1;
+  if (const StreamState* s = known_stream(id)) return static_cast<uint32_t>(s - streams_.data());
   // A stream used without a creation record: handle 0 is the legacy stream, anything else
   // is taken as an ordinary blocking stream of device 0.
   return new_slot(id, 0, id == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u, true);
 }
 
-RankEngine::EventState& RankEngine::event(trace::EventId id) {
-  if (id >= events_.size()) events_.resize(id + 1);
-  return events_[id];
-}
+RankEngine::EventState& RankEngine::event(trace::EventId id) { return events_[id]; }
 
 void RankEngine::sync_with_host(StreamState& s) {
   if (replaying_) return;  // graph work was issued at its launch, already joined there
@@ -120,7 +130,6 @@ OpStamp RankEngine::stamp(const trace::OpCommon& op, Epoch e, uint32_t slot, OpK
 }
 
 void RankEngine::on(const trace::StringDef& r) {
-  if (r.id >= strings_.size()) strings_.resize(r.id + 1);
   strings_[r.id] = r.text;
 }
 
@@ -136,10 +145,9 @@ void RankEngine::on(const trace::HostThread& r) {
 }
 
 void RankEngine::on(const trace::StreamCreate& r) {
-  if (r.stream < slot_by_id_.size() && slot_by_id_[r.stream]) {
-    StreamState& s = streams_[slot_by_id_[r.stream] - 1];
-    s.device = r.device;
-    s.flags = r.flags;
+  if (StreamState* s = known_stream(r.stream)) {
+    s->device = r.device;
+    s->flags = r.flags;
     return;
   }
   new_slot(r.stream, r.device, r.flags, true);

@@ -138,6 +138,7 @@ class RankEngine {
   StreamState& stream(trace::StreamId id) { return streams_[slot_of(id)]; }
   EventState& event(trace::EventId id);
   uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
+  StreamState* known_stream(trace::StreamId id);  // created or used before, else null
   void sync_with_host(StreamState& s);
   void host_joins(const VectorClock& c);
   // The point in stream order where a command issued now takes effect (host and legacy-stream
@@ -169,10 +170,14 @@ class RankEngine {
   FindingCollector& findings_;
   AnalysisOptions options_;
 
-  std::vector<std::string> strings_;
+  // Ids are dense in traces the tracer writes, but a corrupt one may hold any 32-bit id: only
+  // small stream ids are indexed directly, strings and events live in hash maps.
+  static constexpr trace::StreamId kDirectStreamIds = 1u << 16;
+  std::unordered_map<trace::StringId, std::string> strings_;
   std::vector<StreamState> streams_;
-  std::vector<uint32_t> slot_by_id_;  // stream id -> slot + 1, 0: not seen
-  std::vector<EventState> events_;
+  std::vector<uint32_t> slot_by_id_;  // stream id (< kDirectStreamIds) -> slot + 1, 0: not seen
+  std::unordered_map<trace::StreamId, uint32_t> slot_by_large_id_;  // the other ids -> slot + 1
+  std::unordered_map<trace::EventId, EventState> events_;
   std::map<uint64_t, HostTimeline> hosts_;  // by host thread (one entry unless strict)
   HostTimeline* host_ = nullptr;
   AddressBook book_;
