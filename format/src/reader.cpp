@@ -86,6 +86,24 @@ struct FieldReader {
   }
 };
 
+// Header and meta JSON nest a few levels. Deeper nesting is refused: copying or printing a
+// value is recursive in nlohmann::json, and a hostile header of a few hundred thousand '['
+// would overflow the stack of every verb that copies the header (inspect did).
+constexpr int kMaxJsonDepth = 64;
+
+struct TooDeep {};
+
+// Parses `text`; throws nlohmann::json::exception when it is not JSON, TooDeep when it
+// nests deeper than kMaxJsonDepth.
+nlohmann::json parse_shallow_json(const std::string& text) {
+  return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxJsonDepth) throw TooDeep{};
+    return true;
+  });
+}
+
+const std::string kTooDeepText = "nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+
 // Builds the Record alternative with index `tag - 1` and decodes its fields.
 template <size_t I = 0>
 void decode_alternative(size_t index, Record& out, FieldReader& r) {
@@ -128,9 +146,11 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
   std::string text(header_bytes, '\0');
   if (std::fread(text.data(), 1, header_bytes, file_.get()) != header_bytes) fail(sizeof pre, "read error in header");
   try {
-    header_ = nlohmann::json::parse(text);
+    header_ = parse_shallow_json(text);
   } catch (const nlohmann::json::exception& e) {
     fail(sizeof pre, std::string("header is not valid JSON: ") + e.what());
+  } catch (const TooDeep&) {
+    fail(sizeof pre, "header JSON " + kTooDeepText);
   }
   if (!header_.is_object() || header_.value("format", std::string()) != "streamhaz-trace")
     fail(sizeof pre, "header is not a JSON object with \"format\": \"streamhaz-trace\"");
@@ -220,7 +240,13 @@ bool TraceReader::next(Record& out) {
     fail(payload_offset_ + pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
   ++records_read_;
   if (const auto* meta = std::get_if<Meta>(&out)) {
-    nlohmann::json extra = nlohmann::json::parse(meta->json, nullptr, false);
+    nlohmann::json extra;
+    try {
+      extra = parse_shallow_json(meta->json);
+    } catch (const nlohmann::json::exception&) {
+    } catch (const TooDeep&) {
+      fail(payload_offset_ + start, "meta record JSON " + kTooDeepText);
+    }
     if (!extra.is_object()) fail(payload_offset_ + start, "meta record is not a JSON object");
     header_.update(extra);
   } else if (std::holds_alternative<End>(out)) {

@@ -61,6 +61,25 @@ TEST_CASE("a header that is not the trace JSON is refused", "[format][corruption
   CHECK_THROWS_WITH(TraceReader(path), Catch::Contains("at byte 16") && Catch::Contains("header"));
 }
 
+TEST_CASE("deeply nested header or meta JSON is refused", "[format][corruption]") {
+  // Copying a 200000-deep JSON value recurses once per level: `inspect` overflowed the stack.
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  std::string path = temp_path("deep_header.shz");
+  const std::string header = "{\"format\": \"streamhaz-trace\", \"x\": " + deep + "}";
+  std::string bytes = "SHZTRACE";
+  for (uint32_t v : {1u, static_cast<uint32_t>(header.size())})
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  write_file(path, bytes + header);
+  CHECK_THROWS_WITH(TraceReader(path), Catch::Contains("at byte 16") && Catch::Contains("nests deeper"));
+
+  path = temp_path("deep_meta.shz");
+  {
+    TraceFileWriter w(path, test_header(), {});
+    w.add(Meta{"{\"x\": " + deep + "}"});
+  }
+  CHECK_THROWS_WITH(read_everything(path), Catch::Contains("meta record JSON nests deeper"));
+}
+
 TEST_CASE("a flipped payload byte fails the chunk checksum", "[format][corruption]") {
   std::string path = temp_path("flip.shz");
   std::string bytes = good_trace_bytes(path);
