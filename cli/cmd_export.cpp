@@ -39,7 +39,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
       while (reader.next(r)) {
         nlohmann::json j = trace::to_json(r);
         j["rank"] = reader.rank();
-        out << j.dump() << '\n';
+        // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
+        out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       }
       if (reader.truncated()) std::cerr << "streamhaz export: warning: " << reader.truncation() << "\n";
     }

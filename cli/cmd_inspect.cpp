@@ -96,7 +96,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
       if (*json) all.push_back(to_json(s));
       else print_text(s, std::cout);
     }
-    if (*json) std::cout << all.dump(2) << "\n";
+    // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
+    if (*json) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     exit_code = kExitClean;
   });
 }

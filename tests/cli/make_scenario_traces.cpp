@@ -5,6 +5,7 @@
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
+//   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8
 //   existing.txt  a file `check --output` must not overwrite without --force
 #include <filesystem>
 #include <fstream>
@@ -91,6 +92,16 @@ int main(int argc, char** argv) {
   write_file(root / "truncated" / "rank0.shz", trace);
   std::string rank1 = read_file(root / "racy" / "rank1.shz");
   write_file(root / "truncated" / "rank1.shz", rank1.substr(0, rank1.size() - 7));
+
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    const StreamId latin1 = r.stream("caf\xe9 stream");
+    const uint64_t buf = r.alloc(64, "buf");
+    r.kernel(latin1, "writer\xff", {writes(buf, 64)});
+    r.kernel(r.stream("other"), "reader", {reads(buf, 64)});
+    run.write_dir((root / "latin1").string());
+  }
 
   write_file(root / "existing.txt", "keep me\n");
   std::cout << "scenario traces in " << root.string() << " (corrupt byte at " << first_payload_byte << ")\n";
