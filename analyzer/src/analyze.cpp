@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 
 #include "engine/rank_engine.h"
 #include "findings/timing_backfill.h"
@@ -61,17 +62,28 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
   std::map<int, std::string> file_by_rank;
   AnalysisResult result;
 
-  for (size_t i = 0; i < trace_files.size(); ++i) {
+  for (const std::string& file : trace_files) {
     RankRun run;
-    run.reader = std::make_unique<trace::TraceReader>(trace_files[i]);
-    int rank = run.reader->rank();
+    run.reader = std::make_unique<trace::TraceReader>(file);
+    runs.push_back(std::move(run));
+  }
+  // A trace without a rank, or repeating one, gets the lowest number no trace declares and
+  // none has taken, so that findings, GPU times and reports never mix two files up.
+  std::set<int> declared;
+  for (const RankRun& run : runs)
+    if (run.reader->rank() >= 0) declared.insert(run.reader->rank());
+  int next_free = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    int rank = runs[i].reader->rank();
     if (rank < 0 || file_by_rank.count(rank)) {
-      if (rank >= 0) result.warnings.push_back(fmt::format("{}: rank {} appears in more than one trace", trace_files[i], rank));
-      rank = rank < 0 ? static_cast<int>(i) : rank;
+      while (declared.count(next_free) || file_by_rank.count(next_free)) ++next_free;
+      if (rank >= 0)
+        result.warnings.push_back(fmt::format("{}: rank {} appears in more than one trace; analysed as rank {}",
+                                              trace_files[i], rank, next_free));
+      rank = next_free;
     }
     file_by_rank.emplace(rank, trace_files[i]);
-    run.engine = std::make_unique<RankEngine>(rank, timelines, collectives, findings, options);
-    runs.push_back(std::move(run));
+    runs[i].engine = std::make_unique<RankEngine>(rank, timelines, collectives, findings, options);
   }
 
   run_lockstep(runs, collectives);

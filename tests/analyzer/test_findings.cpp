@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "two_streams.h"
 #include "zero2_scenario.h"
@@ -97,4 +98,42 @@ TEST_CASE("a file that is not a trace throws TraceError", "[findings]") {
   std::ofstream(file) << "this is not a trace";
   CHECK_THROWS_AS(streamhaz::analysis::analyze({file.string()}), TraceError);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a trace without a rank never takes the rank of another trace", "[findings]") {
+  // The second file has no "rank" in its header and stood in as rank 1 (its position), the
+  // rank the first file declares: both rank engines were rank 1, and the second file's
+  // findings said "rank 1" and took their GPU times from the first file.
+  const auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& file, std::optional<int> rank, const std::string& kernel, double us) {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    StreamId a = r.stream("stream A"), b = r.stream("stream B");
+    uint64_t buf = r.alloc(4096, "buf");
+    r.host_gap(us);
+    r.kernel(a, kernel, {writes(buf, 4096)}, us);
+    r.kernel(b, "consumer", {reads(buf, 4096)}, us);
+    nlohmann::json header = r.header();
+    if (rank) header["rank"] = *rank;
+    else header.erase("rank");
+    TraceFileWriter w((dir / file).string(), header);
+    for (const Record& rec : r.records()) w.add(rec);
+    return (dir / file).string();
+  };
+  const std::string declared = write("a.shz", 1, "producer in the rank-1 file", 10);
+  const std::string unranked = write("b.shz", std::nullopt, "producer in the unranked file", 500);
+  const AnalysisResult res = streamhaz::analysis::analyze({declared, unranked}, {});
+  std::filesystem::remove_all(dir);
+
+  REQUIRE(res.traces.size() == 2);
+  CHECK(res.traces[0].rank == 1);
+  CHECK(res.traces[1].rank != 1);
+  REQUIRE(res.findings.size() == 2);
+  for (const Finding& f : res.findings) {
+    const bool from_unranked = f.first.name == "producer in the unranked file";
+    CHECK(f.first.rank == (from_unranked ? res.traces[1].rank : 1));
+    // GPU times come from the finding's own file (the unranked one ran 500 µs kernels).
+    CHECK((f.first.end_ns - f.first.start_ns == (from_unranked ? 500000u : 10000u)));
+  }
 }
