@@ -147,3 +147,57 @@ TEST_CASE("ranks disagreeing on collective k of a communicator get no cross-rank
   REQUIRE(res.warnings.size() == 1);
   CHECK(res.warnings[0].find("differ between ranks") != std::string::npos);
 }
+
+namespace {
+// `transitive(true)` with the two collectives of chosen kinds and roots (rank numbers).
+TraceBuilder transitive_rooted(NcclKind kind_a, int root_a, NcclKind kind_b, int root_b) {
+  TraceBuilder run(2);
+  const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
+  {
+    RankTraceBuilder& r = run.rank(0);
+    StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
+    uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    r.kernel(s1, "producer", {writes(buf, 1024)});
+    r.nccl(s1, kind_a, x, x, 256, comm_a, 20, root_a);
+    r.nccl(s2, kind_b, y, y, 256, comm_b, 20, root_b);
+    r.kernel(s2, "consumer", {reads(buf, 1024)});
+  }
+  {
+    RankTraceBuilder& r = run.rank(1);
+    StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
+    uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
+    EventId e = r.event();
+    r.nccl(sa, kind_a, x, x, 256, comm_a, 20, root_a);
+    r.record(e, sa);
+    r.wait(sb, e);
+    r.nccl(sb, kind_b, y, y, 256, comm_b, 20, root_b);
+  }
+  return run;
+}
+
+void require_producer_consumer_race(const AnalysisResult& res) {
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.name == "producer");
+  CHECK(res.findings[0].second.name == "consumer");
+}
+}  // namespace
+
+TEST_CASE("a broadcast's root does not wait for the other ranks", "[rules][nccl-cross-rank]") {
+  // The root only sends: its call can end before a receiver's call has started, so rank 1
+  // (the root of A) learns nothing of rank 0's producer through A.
+  require_producer_consumer_race(
+      analyze_run(transitive_rooted(NcclKind::Broadcast, 1, NcclKind::AllReduce, -1)));
+}
+
+TEST_CASE("a reduce's other ranks do not wait for the root", "[rules][nccl-cross-rank]") {
+  // Rank 0 only sends its contribution to B's root (rank 1): its call can end before rank
+  // 1's call has started.
+  require_producer_consumer_race(analyze_run(transitive_rooted(NcclKind::AllReduce, -1, NcclKind::Reduce, 1)));
+}
+
+TEST_CASE("a reduce's root waits for every rank and a broadcast's receivers for the root",
+          "[rules][nccl-cross-rank]") {
+  auto res = analyze_run(transitive_rooted(NcclKind::Reduce, 1, NcclKind::Broadcast, 1));
+  CHECK(res.findings.empty());
+  CHECK(res.warnings.empty());
+}

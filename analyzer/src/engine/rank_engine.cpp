@@ -36,7 +36,7 @@ void RankEngine::apply(const trace::Record& r) {
 void RankEngine::finish() { flush_pending(); }
 
 void RankEngine::resume() {
-  streams_[blocked_->slot].clock.join(collectives_.take(blocked_->key));
+  streams_[blocked_->slot].clock.join(collectives_.take(blocked_->key, blocked_->comm_rank));
   blocked_.reset();
 }
 
@@ -337,8 +337,8 @@ void RankEngine::on(const trace::Nccl& r) {
   report_conflicts(op);
   if (!cross_rank) return;
   const CollectiveKey key{r.comm, r.comm_seq};
-  if (collectives_.post(r, start)) blocked_ = Blocked{key, slot};
-  else streams_[slot].clock.join(collectives_.take(key));
+  if (collectives_.post(r, start)) blocked_ = Blocked{key, slot, r.rank};
+  else streams_[slot].clock.join(collectives_.take(key, r.rank));
 }
 
 // --- memory ------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class RankEngine {
   struct Blocked {
     CollectiveKey key;
     uint32_t slot;
+    uint32_t comm_rank;  // this rank's rank in the communicator
   };
   // The per-rank, integers-only identity of a race pattern (the finding key's cheap twin).
   struct PatternKey {
