@@ -44,16 +44,30 @@ void prepend_env_list(const char* name, const std::string& item, char separator)
   setenv(name, value.c_str(), 1);
 }
 
-// Traces from an earlier run in the same folder would be analysed as ranks of this one.
-void remove_old_traces(const std::string& out_dir) {
+// Creates the output folder. Traces of an earlier run there would be analysed as ranks of
+// this one, so they are replaced only with --force; without it the run is refused.
+bool prepare_out_dir(const std::string& out_dir, bool force) {
   std::error_code ec;
-  int removed = 0;
-  for (const auto& entry : fs::directory_iterator(out_dir, ec)) {
-    if (entry.is_regular_file(ec) && entry.path().extension() == ".shz" && fs::remove(entry.path(), ec)) ++removed;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "streamhaz run: cannot create output folder %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return false;
   }
-  if (removed > 0)
-    std::fprintf(stderr, "streamhaz run: removed %d trace file(s) of an earlier run from %s\n", removed,
-                 out_dir.c_str());
+  std::vector<fs::path> old;
+  for (const auto& entry : fs::directory_iterator(out_dir, ec))
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".shz") old.push_back(entry.path());
+  if (old.empty()) return true;
+  if (!force) {
+    std::fprintf(stderr,
+                 "streamhaz run: %s already holds %zu trace file(s) of an earlier run; pass --force to replace "
+                 "them, or choose another --out\n",
+                 out_dir.c_str(), old.size());
+    return false;
+  }
+  for (const fs::path& p : old) fs::remove(p, ec);
+  std::fprintf(stderr, "streamhaz run: removed %zu trace file(s) of an earlier run from %s\n", old.size(),
+               out_dir.c_str());
+  return true;
 }
 
 // Runs argv and returns its exit status (128+N when killed by signal N).
@@ -93,8 +107,21 @@ int check_traces(const std::string& out_dir) {
   return spawn_and_wait({"/proc/self/exe", "check", out_dir});
 }
 
-int run_traced(const std::vector<std::string>& command, const std::string& out_dir, const std::string& footprints,
-               bool backtrace, bool check) {
+struct RunOptions {
+  std::string out = "streamhaz-trace";
+  std::string footprints = "api";
+  bool backtrace = false;
+  bool check = false;
+  bool force = false;
+  std::vector<std::string> command;
+};
+
+int run_traced(const RunOptions& o) {
+  const std::string& out_dir = o.out;
+  const std::vector<std::string>& command = o.command;
+  const bool check = o.check;
+  // Usage errors first: a folder holding traces of an earlier run stays as it is unless asked.
+  if (!prepare_out_dir(out_dir, o.force)) return kExitUsage;
   std::string tracer = find_tracer_library();
   if (tracer.empty()) {
     std::fprintf(stderr,
@@ -103,14 +130,6 @@ int run_traced(const std::vector<std::string>& command, const std::string& out_d
                  "STREAMHAZ_TRACER_LIB\n");
     return kExitUsage;
   }
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "streamhaz run: cannot create output folder %s: %s\n", out_dir.c_str(),
-                 ec.message().c_str());
-    return kExitUsage;
-  }
-  remove_old_traces(out_dir);
   // The tracer needs the CUDA driver library; preloading it where there is none would stop
   // every process from starting. Then run the program untraced.
   if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
@@ -125,8 +144,8 @@ int run_traced(const std::vector<std::string>& command, const std::string& out_d
   setenv("NVTX_INJECTION64_PATH", tracer.c_str(), 1);
   prepend_env_list("LD_PRELOAD", tracer, ':');
   setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
-  setenv("STREAMHAZ_FOOTPRINTS", footprints.c_str(), 1);
-  if (backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
+  setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
+  if (o.backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
   int status = spawn_and_wait(command);
   if (!check) return status;
   int verdict = check_traces(out_dir);
@@ -138,26 +157,21 @@ int run_traced(const std::vector<std::string>& command, const std::string& out_d
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Run a program under the tracer; one trace file per CUDA process");
-  struct Options {
-    std::string out = "streamhaz-trace";
-    std::string footprints = "api";
-    bool backtrace = false;
-    bool check = false;
-    std::vector<std::string> command;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<RunOptions>();
   cmd->add_option("--out", opts->out, "Folder for the trace files (one per rank)")->capture_default_str();
   cmd->add_option("--footprints", opts->footprints, "Kernel footprint tier: api, static or exact")
       ->check(CLI::IsMember({"api", "static", "exact"}))
       ->capture_default_str();
   cmd->add_flag("--backtrace", opts->backtrace, "Record a host backtrace per operation");
   cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");
+  cmd->add_flag("--force", opts->force, "Replace trace files an earlier run left in --out");
   cmd->add_option("command", opts->command, "The program and its arguments, after --")->required();
   cmd->footer("Example: streamhaz run --out traces/ -- torchrun --nproc_per_node 2 train.py\n"
-              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing;\n"
+              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing\n"
+              "or --out holds traces of an earlier run (without --force);\n"
               "with --check and a program that succeeded, check's (0 clean, 1 findings, 2 unreadable).");
   cmd->callback([opts, &exit_code] {
-    exit_code = run_traced(opts->command, opts->out, opts->footprints, opts->backtrace, opts->check);
+    exit_code = run_traced(*opts);
   });
 }
 

@@ -7,6 +7,7 @@
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8
 //   existing.txt  a file `check --output` must not overwrite without --force
+//   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -104,6 +105,8 @@ int main(int argc, char** argv) {
   }
 
   write_file(root / "existing.txt", "keep me\n");
+  fs::create_directories(root / "earlier-run");
+  write_file(root / "earlier-run" / "rank0.shz", "keep me\n");
   std::cout << "scenario traces in " << root.string() << " (corrupt byte at " << first_payload_byte << ")\n";
   return 0;
 }
