@@ -9,6 +9,24 @@
 
 namespace streamhaz::cli {
 
+namespace {
+
+void export_records(const std::vector<std::string>& paths, std::ostream& out) {
+  for (const std::string& path : paths) {
+    trace::TraceReader reader(path);
+    trace::Record r;
+    while (reader.next(r)) {
+      nlohmann::json j = trace::to_json(r);
+      j["rank"] = reader.rank();
+      // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
+      out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    }
+    if (reader.truncated()) std::cerr << "streamhaz export: warning: " << reader.truncation() << "\n";
+  }
+}
+
+}  // namespace
+
 void add_export_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("export", "Export trace records (JSON Lines)");
   struct Options {
@@ -25,24 +43,26 @@ void add_export_command(CLI::App& app, int& exit_code) {
   cmd->footer("Exit status: 0, or 2 when a trace cannot be read or the output exists.");
   cmd->callback([o, &exit_code] {
     std::vector<std::string> paths = trace::expand_trace_paths(o->traces);
-    std::ofstream file;
-    if (!o->output.empty()) {
+    if (o->output.empty()) {
+      export_records(paths, std::cout);
+    } else {
       if (std::filesystem::exists(o->output) && !o->force)
         throw std::runtime_error(o->output + " exists; pass --force to replace it");
-      file.open(o->output, std::ios::trunc);
-      if (!file) throw std::runtime_error("cannot write " + o->output);
-    }
-    std::ostream& out = o->output.empty() ? std::cout : file;
-    for (const std::string& path : paths) {
-      trace::TraceReader reader(path);
-      trace::Record r;
-      while (reader.next(r)) {
-        nlohmann::json j = trace::to_json(r);
-        j["rank"] = reader.rank();
-        // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
-        out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      // Written beside the target and renamed at the end: a trace that fails half-way leaves
+      // the old file as it was.
+      std::string partial = o->output + ".partial";
+      try {
+        std::ofstream file(partial, std::ios::trunc);
+        if (!file) throw std::runtime_error("cannot write " + partial);
+        export_records(paths, file);
+        file.close();
+        if (!file) throw std::runtime_error("cannot write " + partial);
+        std::filesystem::rename(partial, o->output);
+      } catch (...) {
+        std::error_code ec;
+        std::filesystem::remove(partial, ec);
+        throw;
       }
-      if (reader.truncated()) std::cerr << "streamhaz export: warning: " << reader.truncation() << "\n";
     }
     exit_code = kExitClean;
   });
