@@ -34,10 +34,6 @@ std::string op_label(const OpRef& op) {
   return fmt::format("{} {}", printable(op.kind), printable(op.name));
 }
 
-std::string buffer_at(const Finding& f) {
-  return fmt::format("{}+{}", printable(f.buffer.name), f.buffer.offset);
-}
-
 void write_op(std::ostream& out, const std::string& heading, const OpRef& op) {
   out << "  " << heading << " by rank " << op.rank << ", " << stream_label(op) << ":\n";
   out << "    " << op_label(op) << "  [seq " << op.seq << "]\n";
@@ -51,9 +47,11 @@ bool overlapped_in_time(const OpRef& a, const OpRef& b) {
 
 void write_race_ops(std::ostream& out, const Finding& f) {
   // As ThreadSanitizer does: the later access first, then the "previous" one it races with.
-  const std::string size = plural(f.buffer.bytes, "byte", "bytes");
-  write_op(out, fmt::format("{} of {} at {}", capitalised(trace::to_string(f.second.role)), size, buffer_at(f)), f.second);
-  write_op(out, fmt::format("Previous {} of {} at {}", trace::to_string(f.first.role), size, buffer_at(f)), f.first);
+  // The byte range is given once, on the Buffer line: folded findings hold the union over
+  // their occurrences, which is not what the one occurrence shown here touched.
+  const std::string buffer = printable(f.buffer.name);
+  write_op(out, fmt::format("{} of {}", capitalised(trace::to_string(f.second.role)), buffer), f.second);
+  write_op(out, fmt::format("Previous {} of {}", trace::to_string(f.first.role), buffer), f.first);
 }
 
 void write_buffer(std::ostream& out, const Finding& f) {
@@ -63,7 +61,9 @@ void write_buffer(std::ostream& out, const Finding& f) {
     out << fmt::format(" (allocation {:#x}, {})", b.alloc_base, plural(b.alloc_bytes, "byte", "bytes"));
   else
     out << " (in no traced allocation)";
-  out << fmt::format(", conflicting bytes [{}, {})\n", b.offset, b.offset + b.bytes);
+  out << fmt::format(", conflicting bytes [{}, {})", b.offset, b.offset + b.bytes);
+  if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
+  out << "\n";
 }
 
 void write_finding(std::ostream& out, const Finding& f) {

@@ -22,17 +22,28 @@ TEST_CASE("text: a race block names both operations, the buffer and the fix") {
   std::string text = text_of(testing::sample_input());
   CHECK_THAT(text, Contains("streamhaz: race: write-after-read race on ipg_buffer[0]"));
   // The later access first, ThreadSanitizer style, then the previous one.
-  CHECK_THAT(text, Contains("  Write of 4096 bytes at ipg_buffer[0]+256 by rank 0, stream \"compute stream\" (id 2):\n"
+  CHECK_THAT(text, Contains("  Write of ipg_buffer[0] by rank 0, stream \"compute stream\" (id 2):\n"
                             "    memcpy DtoD cudaMemcpyAsync  [seq 57]\n"
                             "    NVTX: step/backward\n"));
-  CHECK_THAT(text, Contains("  Previous read-write of 4096 bytes at ipg_buffer[0]+256 by rank 0, stream "
+  CHECK_THAT(text, Contains("  Previous read-write of ipg_buffer[0] by rank 0, stream "
                             "\"reduction stream\" (id 3):\n    ncclAllReduce  [seq 40]\n    NVTX: step/average_tensor\n"));
-  CHECK_THAT(text, Contains("Buffer: ipg_buffer[0] (allocation 0x7f0000000000, 8192 bytes), conflicting bytes [256, 4352)"));
+  // Folded findings hold the union of their occurrences' bytes, and say so.
+  CHECK_THAT(text, Contains("Buffer: ipg_buffer[0] (allocation 0x7f0000000000, 8192 bytes), conflicting bytes [256, 4352) "
+                            "over all 12 occurrences\n"));
   CHECK_THAT(text, Contains("Missing order: cudaStreamWaitEvent(compute stream, <event recorded on reduction stream"));
   CHECK_THAT(text, Contains("overlapping in time"));
   CHECK_THAT(text, Contains("Occurrences: 12 (ranks 0, 1)"));
   CHECK_THAT(text, Contains("Footprint: api tier, exact byte ranges"));
   CHECK_THAT(text, Contains("Key: race:memcpy DtoD@compute stream"));
+}
+
+TEST_CASE("text: a single occurrence gives its byte range without a fold note") {
+  ReportInput in = testing::sample_input();
+  in.analysis.findings.resize(1);
+  in.analysis.findings[0].occurrences = 1;
+  std::string text = text_of(in);
+  CHECK_THAT(text, Contains("conflicting bytes [256, 4352)\n"));
+  CHECK_THAT(text, !Contains("over all"));
 }
 
 TEST_CASE("text: an over-synchronisation block keeps names on one line") {
