@@ -113,6 +113,8 @@ int run_check(const CheckOptions& o) {
   const std::string text = render(input, o.format);
   if (writes_to_stdout(o)) {
     std::cout << text << std::flush;
+    // A CI gate must not pass on a report nobody could read (a full disk, a closed pipe).
+    if (!std::cout) return usage_error("cannot write the report to standard output");
   } else if (!write_report_file(o.output, text, o.force)) {
     return kExitUsage;
   }

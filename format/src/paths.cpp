@@ -13,8 +13,10 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& args
     std::error_code ec;
     if (fs::is_directory(arg, ec)) {
       std::vector<std::string> found;
-      for (const auto& entry : fs::directory_iterator(arg, ec))
-        if (entry.is_regular_file() && entry.path().extension() == ".shz") found.push_back(entry.path().string());
+      fs::directory_iterator entries(arg, ec);
+      if (ec) throw TraceError(arg, 0, "cannot read folder: " + ec.message());
+      for (const auto& entry : entries)
+        if (entry.is_regular_file(ec) && entry.path().extension() == ".shz") found.push_back(entry.path().string());
       if (found.empty()) throw TraceError(arg, 0, "folder holds no .shz trace files");
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
