@@ -50,8 +50,13 @@ const char* to_string(FootprintTier t) {
 }
 
 NcclFootprint nccl_footprint(const Nccl& n) {
-  const uint64_t one = n.count * n.elem_bytes;
-  const uint64_t all = one * n.nranks;
+  // Saturating: a hostile count or nranks must not wrap into a small footprint.
+  auto mul = [](uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+  };
+  const uint64_t one = mul(n.count, n.elem_bytes);
+  const uint64_t all = mul(one, n.nranks);
   const bool root = n.peer >= 0 && static_cast<uint32_t>(n.peer) == n.rank;
   switch (n.kind) {
     case NcclKind::AllReduce: return {one, one};

@@ -8,14 +8,20 @@ void add_rows(std::vector<ByteRange>& out, uint64_t base, uint64_t width, uint64
               AccessMode mode) {
   if (width == 0 || rows == 0) return;
   if (rows == 1 || pitch <= width) {  // contiguous (a pitch below the width is taken as packed)
-    out.push_back({base, base + width * rows, mode, true});
+    const uint64_t hi = range_end(base, saturating_mul(width, rows));
+    out.push_back({base, hi, mode, hi != UINT64_MAX});
     return;
   }
   if (rows > kMaxExactRows) {
-    out.push_back({base, base + pitch * (rows - 1) + width, mode, false});
+    out.push_back({base, range_end(range_end(base, saturating_mul(pitch, rows - 1)), width), mode, false});
     return;
   }
-  for (uint64_t r = 0; r < rows; ++r) out.push_back({base + r * pitch, base + r * pitch + width, mode, true});
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t lo = range_end(base, saturating_mul(r, pitch));
+    const uint64_t hi = range_end(lo, width);
+    out.push_back({lo, hi, mode, hi != UINT64_MAX});
+    if (hi == UINT64_MAX) break;  // the rows after it lie past the end of the address space
+  }
 }
 
 void memcpy_footprint(const trace::Memcpy& m, std::vector<ByteRange>& out) {
@@ -29,8 +35,8 @@ void memset_footprint(const trace::Memset& m, std::vector<ByteRange>& out) {
 
 void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out) {
   const trace::NcclFootprint f = trace::nccl_footprint(n);
-  if (f.read_bytes) out.push_back({n.sendbuf, n.sendbuf + f.read_bytes, AccessMode::Read, true});
-  if (f.write_bytes) out.push_back({n.recvbuf, n.recvbuf + f.write_bytes, AccessMode::Write, true});
+  if (f.read_bytes) out.push_back({n.sendbuf, range_end(n.sendbuf, f.read_bytes), AccessMode::Read, true});
+  if (f.write_bytes) out.push_back({n.recvbuf, range_end(n.recvbuf, f.write_bytes), AccessMode::Write, true});
 }
 
 namespace {

@@ -14,6 +14,21 @@ struct ByteRange {
   bool exact = true;
 };
 
+// Address arithmetic on trace values saturates at the top of the address space: a range
+// running past 2^64 (only a corrupt or hostile trace holds one) is clipped there instead of
+// wrapping into an empty or inverted range that would be skipped unchecked. The very last
+// byte, 2^64 - 1, cannot be the inside of a half-open range and is left out.
+inline uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+// The end of the `bytes` bytes at `ptr`.
+inline uint64_t range_end(uint64_t ptr, uint64_t bytes) { return saturating_add(ptr, bytes); }
+
 // Pitched copies with more rows than this are approximated by their bounding range.
 inline constexpr uint64_t kMaxExactRows = 64;
 

@@ -234,7 +234,7 @@ void RankEngine::on(const trace::Kernel& r) {
 void RankEngine::on(const trace::Access& r) {
   if (pending_.active && pending_.op.seq == r.op_seq) {
     // Static summaries may fall back to "rest of the allocation": not exact.
-    pending_.ranges.push_back({r.ptr, r.ptr + r.bytes, r.mode, r.tier != trace::FootprintTier::Static});
+    pending_.ranges.push_back({r.ptr, range_end(r.ptr, r.bytes), r.mode, r.tier != trace::FootprintTier::Static});
     pending_.op.tier = pending_.ranges.size() == 1 ? r.tier : weaker_tier(pending_.op.tier, r.tier);
     return;
   }
@@ -347,7 +347,7 @@ void RankEngine::on(const trace::Alloc& r) {
   // Fresh memory has no history: cudaFree/cudaFreeAsync ordered the previous owner's work
   // before it (checked when the free was applied).
   book_.allocate(r);
-  shadow_.forget(r.ptr, r.ptr + r.bytes);
+  shadow_.forget(r.ptr, range_end(r.ptr, r.bytes));
 }
 
 void RankEngine::on(const trace::Free& r) {
@@ -359,7 +359,7 @@ void RankEngine::on(const trace::Free& r) {
     const uint32_t slot = slot_of(r.stream);
     const Epoch e = enqueue(slot);
     const OpStamp op = stamp(trace::OpCommon{r.seq, r.stream, 0}, e, slot, OpKind::FreeAsync);
-    touch(op, ByteRange{a.base, a.base + a.bytes, AccessMode::Write, true}, streams_[slot].clock);
+    touch(op, ByteRange{a.base, range_end(a.base, a.bytes), AccessMode::Write, true}, streams_[slot].clock);
     report_conflicts(op);
     book_.release(r.ptr);
     return;
@@ -376,7 +376,7 @@ void RankEngine::on(const trace::Free& r) {
   op.stream_slot = kHostSlot;
   op.kind = OpKind::Free;
   op.flags = kOpHostSide;
-  shadow_.release(a.base, a.base + a.bytes, op, host_->clock, conflicts_);
+  shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
   for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
   book_.release(r.ptr);
 }

@@ -1,5 +1,7 @@
 #include "model/address_book.h"
 
+#include "engine/footprint.h"
+
 namespace streamhaz::analysis {
 namespace {
 
@@ -9,7 +11,7 @@ const typename M::mapped_type* containing(const M& m, uint64_t addr) {
   if (it == m.begin()) return nullptr;
   --it;
   const auto& v = it->second;
-  return addr < v.base + (v.bytes ? v.bytes : 1) ? &v : nullptr;
+  return addr < range_end(v.base, v.bytes ? v.bytes : 1) ? &v : nullptr;
 }
 
 }  // namespace
@@ -23,7 +25,7 @@ std::optional<Allocation> AddressBook::release(uint64_t ptr) {
   if (it == allocations_.end()) return std::nullopt;
   Allocation a = it->second;
   allocations_.erase(it);
-  names_.erase(names_.lower_bound(a.base), names_.lower_bound(a.base + a.bytes));
+  names_.erase(names_.lower_bound(a.base), names_.lower_bound(range_end(a.base, a.bytes)));
   return a;
 }
 

@@ -1,0 +1,36 @@
+// Hostile but decodable traces (found by tests/fuzz/fuzz_analyze.cpp and review): the
+// analyzer ends with a result or a TraceError, and never drops accesses silently.
+#include <catch2/catch.hpp>
+
+#include "scenario.h"
+
+using namespace streamhaz::testing;
+
+TEST_CASE("an access range running past the end of the address space is checked up to the end",
+          "[hostile]") {
+  TraceBuilder run(1);
+  auto& r = run.rank(0);
+  const StreamId a = r.stream("a"), b = r.stream("b");
+  const uint64_t top = UINT64_MAX - 15;  // 32 bytes from here wrap past 2^64
+  r.kernel(a, "_Z6writerv", {writes(top, 32)});
+  r.kernel(b, "_Z6readerv", {reads(top, 32)});
+  const AnalysisResult result = analyze_run(run);
+  REQUIRE(result.findings.size() == 1);
+  CHECK(result.findings[0].buffer.bytes == 15);  // [top, 2^64 - 1): the last byte is not representable
+}
+
+TEST_CASE("a 2D memset whose rows times pitch overflow is checked, not dropped", "[hostile]") {
+  TraceBuilder run(1);
+  auto& r = run.rank(0);
+  const StreamId a = r.stream("a"), b = r.stream("b");
+  const uint64_t buf = r.alloc(4096, "buf");
+  Memset m;
+  m.op = OpCommon{1000000, a, 0};  // a seq of its own, past the builder's
+  m.dst = buf;
+  m.width = 1ull << 63;  // width * rows == 0 (mod 2^64)
+  m.rows = 2;
+  r.add(m);
+  r.kernel(b, "_Z6readerv", {reads(buf, 64)});
+  const AnalysisResult result = analyze_run(run);
+  REQUIRE(findings_on(result, "buf").size() == 1);
+}
