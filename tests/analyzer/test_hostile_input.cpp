@@ -34,3 +34,20 @@ TEST_CASE("a 2D memset whose rows times pitch overflow is checked, not dropped",
   const AnalysisResult result = analyze_run(run);
   REQUIRE(findings_on(result, "buf").size() == 1);
 }
+
+TEST_CASE("GPU times are looked up once per operation, not once per Timing record", "[hostile][timing]") {
+  // A graph launched twice has two Timing records for each of its operations' seqs: the
+  // second one must neither replace the first nor end the lookup before the other operation.
+  TraceBuilder run(1);
+  auto& r = run.rank(0);
+  const StreamId a = r.stream("a"), b = r.stream("b");
+  const uint64_t buf = r.alloc(4096, "buf");
+  const uint64_t first = r.kernel(a, "_Z6writerv", {writes(buf, 64)});
+  r.add(Timing{first, 900000000, 900001000});  // a later launch's interval for the same seq
+  r.kernel(b, "_Z6readerv", {reads(buf, 64)});
+  const AnalysisResult result = analyze_run(run);
+  const auto found = findings_on(result, "buf");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0]->first.start_ns != 900000000);
+  CHECK(found[0]->second.end_ns != 0);
+}

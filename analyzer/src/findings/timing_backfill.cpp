@@ -1,6 +1,7 @@
 #include "findings/timing_backfill.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "streamhaz/trace/reader.h"
 
@@ -17,13 +18,17 @@ void backfill_timings(std::vector<Finding>& findings, const std::map<int, std::s
     // every wanted operation has its interval.
     size_t missing = 0;
     for (auto it = ops.begin(); it != ops.end(); it = ops.equal_range(it->first).second) ++missing;
+    std::unordered_set<uint64_t> timed;
     trace::TraceReader reader(file->second);
     trace::Record r;
     while (missing && reader.next(r)) {
       const auto* t = std::get_if<trace::Timing>(&r);
       if (!t) continue;
       auto [lo, hi] = ops.equal_range(t->op_seq);
-      if (lo == hi) continue;
+      // Count each operation once: operations of a graph launched again share their seq and
+      // have one Timing per launch; the first launch's interval is kept for all of them.
+      if (lo == hi || timed.count(t->op_seq)) continue;
+      timed.insert(t->op_seq);
       for (auto it = lo; it != hi; ++it) {
         it->second->start_ns = t->start_ns;
         it->second->end_ns = t->end_ns;
