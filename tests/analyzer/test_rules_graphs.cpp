@@ -99,3 +99,19 @@ TEST_CASE("an event dependency inside the capture orders the branches at launch"
   CHECK(res.findings.empty());
   CHECK(res.operations_checked == 3);  // the launch and the two replayed kernels
 }
+
+TEST_CASE("an event re-recorded during a capture no longer orders by its earlier eager record", "[graphs]") {
+  TraceBuilder run(1);
+  auto& r = run.rank(0);
+  const StreamId a = r.stream("a"), b = r.stream("b"), c = r.stream("capture");
+  const uint64_t buf = r.alloc(4096, "buf");
+  const EventId e = r.event();
+  r.kernel(a, "_Z6writerv", {writes(buf, 64)});
+  r.record(e, a);  // covers the writer...
+  const GraphId g = r.begin_capture(c);
+  r.record(e, c);  // ...until recorded again, into the graph: the old record is gone
+  r.end_capture(c, g);
+  r.wait(b, e);
+  r.kernel(b, "_Z6readerv", {reads(buf, 64)});
+  REQUIRE(findings_on(analyze_run(run), "buf").size() == 1);
+}

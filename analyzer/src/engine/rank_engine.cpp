@@ -164,7 +164,12 @@ void RankEngine::on(const trace::EventRecord& r) {
   }
   if (CapturedGraph* g = captured(*current_, r.stream)) {
     (void)g;
-    event(r.event).captured_in = stream(r.stream).capturing;
+    EventState& ev = event(r.event);
+    ev.captured_in = stream(r.stream).capturing;
+    // The record is now a node of the graph: an earlier eager record no longer describes the
+    // event, and waiting on it outside the capture promises no order (no edge, not a stale one).
+    ev.recorded = false;
+    ev.clock = VectorClock{};
     return;
   }
   const uint32_t slot = slot_of(r.stream);
