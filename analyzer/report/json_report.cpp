@@ -17,7 +17,7 @@ json op_json(const OpRef& op) {
           {"seq", op.seq},
           {"kind", op.kind},
           {"name", op.name},
-          {"stream", op.stream},
+          {"stream", op.on_host ? json(nullptr) : json(op.stream)},  // null: the host, no stream
           {"stream_name", op.stream_name},
           {"nvtx", op.nvtx},
           {"role", trace::to_string(op.role)},

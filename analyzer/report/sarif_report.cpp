@@ -70,6 +70,7 @@ std::string path_to_uri(const std::string& path) {
 }
 
 std::string stream_text(const OpRef& op) {
+  if (op.on_host) return "the host (no stream)";
   return op.stream_name.empty() ? fmt::format("stream {}", op.stream) : op.stream_name;
 }
 

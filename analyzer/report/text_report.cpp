@@ -24,6 +24,7 @@ std::string capitalised(std::string s) {
 }
 
 std::string stream_label(const OpRef& op) {
+  if (op.on_host) return "the host (no stream)";
   if (op.stream_name.empty()) return fmt::format("stream {}", op.stream);
   return fmt::format("stream \"{}\" (id {})", printable(op.stream_name), op.stream);
 }

@@ -180,3 +180,16 @@ TEST_CASE("a copy with an approximated side is reported as approximate", "[rules
   CHECK(res.findings[0].buffer.name == "pitched src");
   CHECK_FALSE(res.findings[0].exact);
 }
+
+TEST_CASE("a free done by the host is named as the host, not as stream 0", "[rules][free]") {
+  TraceBuilder run(1);
+  auto& r = run.rank(0);
+  const StreamId s = r.stream("copy");
+  const uint64_t pinned = r.alloc(4096, "pinned", AllocKind::HostPinned);
+  r.memset(s, pinned, 64);
+  r.free(pinned, AllocKind::HostPinned);  // cudaFreeHost does not wait for the stream
+  const auto found = findings_on(analyze_run(run), "pinned");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0]->second.on_host);
+  CHECK_FALSE(found[0]->first.on_host);
+}

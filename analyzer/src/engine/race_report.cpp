@@ -44,7 +44,8 @@ OpRef RankEngine::describe(const OpStamp& op, AccessMode role) const {
   ref.seq = op.seq;
   ref.kind = op_kind_text(op.kind);
   ref.name = op.kind == OpKind::Kernel ? text(op.name) : op_api_name(op.kind, op.flags);
-  ref.stream = op.stream_slot == kHostSlot ? 0 : streams_[op.stream_slot].id;
+  ref.on_host = op.stream_slot == kHostSlot;
+  ref.stream = ref.on_host ? 0 : streams_[op.stream_slot].id;
   ref.stream_name = stream_label(op.stream_slot);
   ref.nvtx = text(op.nvtx);
   ref.role = role;

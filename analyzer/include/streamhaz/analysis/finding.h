@@ -15,7 +15,8 @@ struct OpRef {
   uint64_t seq = 0;           // per-process API sequence number
   std::string kind;           // "kernel", "memcpy DtoD", "memset", "ncclAllReduce", "host_func", "free"...
   std::string name;           // kernel name (as traced), or the API call for other kinds
-  trace::StreamId stream = 0;
+  trace::StreamId stream = 0;  // meaningless when on_host
+  bool on_host = false;       // done by the host, on no stream (cudaFree): not stream 0, the legacy stream
   std::string stream_name;    // from NVTX / annotations, or "stream <id>"
   std::string nvtx;           // NVTX range path at issue, "" when none
   trace::AccessMode role = trace::AccessMode::Read;  // what this op did to the bytes
