@@ -23,5 +23,10 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "findings.sarif") << sarif_report(sample).dump(2);
   std::ofstream(dir / "clean.json") << json_report(clean).dump(2);
   std::ofstream(dir / "clean.sarif") << sarif_report(clean).dump(2);
+  // An operation done by the host (a free) has no stream: JSON gives "stream": null.
+  ReportInput host = testing::sample_input();
+  host.analysis.findings[0].first.on_host = true;
+  std::ofstream(dir / "host.json") << json_report(host).dump(2);
+  std::ofstream(dir / "host.sarif") << sarif_report(host).dump(2);
   return 0;
 }
