@@ -172,56 +172,50 @@ uint64_t RankTraceBuilder::kernel(StreamId s, const std::string& name, const std
   return k.op.seq;
 }
 
-uint64_t RankTraceBuilder::memcpy(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, double us) {
+uint64_t RankTraceBuilder::copy_on(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind,
+                                   uint32_t flags, double us) {
   Memcpy m;
   m.op = op_on(s);
   m.dst = dst;
   m.src = src;
   m.width = bytes;
   m.kind = kind;
+  m.flags = flags;
   add(m);
   emit_timing(m.op.seq, s, us);
   return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::fill_on(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, uint32_t flags, double us) {
+  Memset m;
+  m.op = op_on(s);
+  m.dst = dst;
+  m.width = bytes;
+  m.value = value;
+  m.flags = flags;
+  add(m);
+  emit_timing(m.op.seq, s, us);
+  return m.op.seq;
+}
+
+uint64_t RankTraceBuilder::memcpy(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, double us) {
+  return copy_on(s, dst, src, bytes, kind, 0, us);
 }
 
 uint64_t RankTraceBuilder::memcpy_sync(uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, bool pageable,
                                        double us) {
   StreamId s = legacy_stream();
-  Memcpy m;
-  m.op = op_on(s);
-  m.dst = dst;
-  m.src = src;
-  m.width = bytes;
-  m.kind = kind;
-  m.flags = kMemSync | (pageable ? uint32_t(kMemPageableHost) : 0u);
-  add(m);
-  emit_timing(m.op.seq, s, us);
+  uint64_t seq = copy_on(s, dst, src, bytes, kind, kMemSync | (pageable ? uint32_t(kMemPageableHost) : 0u), us);
   if (kind != MemcpyKind::DeviceToDevice) host_us_ = std::max(host_us_, stream_free(s));
-  return m.op.seq;
+  return seq;
 }
 
 uint64_t RankTraceBuilder::memset(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, double us) {
-  Memset m;
-  m.op = op_on(s);
-  m.dst = dst;
-  m.width = bytes;
-  m.value = value;
-  add(m);
-  emit_timing(m.op.seq, s, us);
-  return m.op.seq;
+  return fill_on(s, dst, bytes, value, 0, us);
 }
 
 uint64_t RankTraceBuilder::memset_sync(uint64_t dst, uint64_t bytes, uint32_t value, double us) {
-  StreamId s = legacy_stream();
-  Memset m;
-  m.op = op_on(s);
-  m.dst = dst;
-  m.width = bytes;
-  m.value = value;
-  m.flags = kMemSync;
-  add(m);
-  emit_timing(m.op.seq, s, us);
-  return m.op.seq;
+  return fill_on(legacy_stream(), dst, bytes, value, kMemSync, us);
 }
 
 uint64_t RankTraceBuilder::host_func(StreamId s, double us) {
