@@ -48,10 +48,21 @@ TEST_CASE("NCCL call on a stream: unordered with the producer of its send buffer
 }
 
 namespace {
+// The calls one rank makes on communicators A and B: kind and root (-1: none).
+struct Call {
+  NcclKind kind = NcclKind::AllReduce;
+  int root = -1;
+};
+struct TransitiveRun {
+  bool rank1_orders = true;  // rank 1 orders B after A with an event
+  Call a0, b0;               // rank 0's calls
+  Call a1, b1;               // rank 1's calls
+};
+
 // Rank 0 writes `buf` on stream 1, then takes part in collective A on stream 1; on stream 2
 // it takes part in collective B and then reads `buf`. Rank 1 runs A then B, ordered by an
 // event when `rank1_orders` is set. Only through rank 1 is the read ordered after the write.
-TraceBuilder transitive(bool rank1_orders) {
+TraceBuilder transitive(const TransitiveRun& t) {
   TraceBuilder run(2);
   const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
   {
@@ -59,8 +70,8 @@ TraceBuilder transitive(bool rank1_orders) {
     StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
     uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
     r.kernel(s1, "producer", {writes(buf, 1024)});
-    r.all_reduce(s1, x, x, 256, comm_a);
-    r.all_reduce(s2, y, y, 256, comm_b);
+    r.nccl(s1, t.a0.kind, x, x, 256, comm_a, 20, t.a0.root);
+    r.nccl(s2, t.b0.kind, y, y, 256, comm_b, 20, t.b0.root);
     r.kernel(s2, "consumer", {reads(buf, 1024)});
   }
   {
@@ -68,12 +79,26 @@ TraceBuilder transitive(bool rank1_orders) {
     StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
     uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
     EventId e = r.event();
-    r.all_reduce(sa, x, x, 256, comm_a);
+    r.nccl(sa, t.a1.kind, x, x, 256, comm_a, 20, t.a1.root);
     r.record(e, sa);
-    if (rank1_orders) r.wait(sb, e);
-    r.all_reduce(sb, y, y, 256, comm_b);
+    if (t.rank1_orders) r.wait(sb, e);
+    r.nccl(sb, t.b1.kind, y, y, 256, comm_b, 20, t.b1.root);
   }
   return run;
+}
+
+TraceBuilder transitive(bool rank1_orders) {
+  TransitiveRun t;
+  t.rank1_orders = rank1_orders;
+  return transitive(t);
+}
+
+// `transitive(true)` with the two collectives of chosen kinds and roots (rank numbers).
+TraceBuilder transitive_rooted(NcclKind kind_a, int root_a, NcclKind kind_b, int root_b) {
+  TransitiveRun t;
+  t.a0 = t.a1 = Call{kind_a, root_a};
+  t.b0 = t.b1 = Call{kind_b, root_b};
+  return transitive(t);
 }
 }  // namespace
 
@@ -120,27 +145,9 @@ TEST_CASE("a collective's end is after the start, not the end, of the other rank
 TEST_CASE("ranks disagreeing on collective k of a communicator get no cross-rank edge", "[rules][nccl-cross-rank]") {
   // As `transitive(true)`, but rank 1's first call on communicator A is a broadcast where
   // rank 0 issued an all-reduce: the calls do not match, so nothing flows through rank 1.
-  TraceBuilder run(2);
-  const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
-  {
-    RankTraceBuilder& r = run.rank(0);
-    StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
-    uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
-    r.kernel(s1, "producer", {writes(buf, 1024)});
-    r.all_reduce(s1, x, x, 256, comm_a);
-    r.all_reduce(s2, y, y, 256, comm_b);
-    r.kernel(s2, "consumer", {reads(buf, 1024)});
-  }
-  {
-    RankTraceBuilder& r = run.rank(1);
-    StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
-    uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
-    EventId e = r.event();
-    r.nccl(sa, NcclKind::Broadcast, x, x, 256, comm_a, 20, /*root=*/0);
-    r.record(e, sa);
-    r.wait(sb, e);
-    r.all_reduce(sb, y, y, 256, comm_b);
-  }
+  TransitiveRun t;
+  t.a1 = Call{NcclKind::Broadcast, 0};
+  TraceBuilder run = transitive(t);
   auto res = analyze_run(run);
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].second.name == "consumer");
@@ -149,32 +156,6 @@ TEST_CASE("ranks disagreeing on collective k of a communicator get no cross-rank
 }
 
 namespace {
-// `transitive(true)` with the two collectives of chosen kinds and roots (rank numbers).
-TraceBuilder transitive_rooted(NcclKind kind_a, int root_a, NcclKind kind_b, int root_b) {
-  TraceBuilder run(2);
-  const uint64_t comm_a = TraceBuilder::comm(1), comm_b = TraceBuilder::comm(2);
-  {
-    RankTraceBuilder& r = run.rank(0);
-    StreamId s1 = r.stream("stream 1"), s2 = r.stream("stream 2");
-    uint64_t buf = r.alloc(1024, "buf"), x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
-    r.kernel(s1, "producer", {writes(buf, 1024)});
-    r.nccl(s1, kind_a, x, x, 256, comm_a, 20, root_a);
-    r.nccl(s2, kind_b, y, y, 256, comm_b, 20, root_b);
-    r.kernel(s2, "consumer", {reads(buf, 1024)});
-  }
-  {
-    RankTraceBuilder& r = run.rank(1);
-    StreamId sa = r.stream("stream a"), sb = r.stream("stream b");
-    uint64_t x = r.alloc(1024, "x"), y = r.alloc(1024, "y");
-    EventId e = r.event();
-    r.nccl(sa, kind_a, x, x, 256, comm_a, 20, root_a);
-    r.record(e, sa);
-    r.wait(sb, e);
-    r.nccl(sb, kind_b, y, y, 256, comm_b, 20, root_b);
-  }
-  return run;
-}
-
 void require_producer_consumer_race(const AnalysisResult& res) {
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].first.name == "producer");
