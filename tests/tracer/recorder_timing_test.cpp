@@ -70,3 +70,26 @@ TEST_CASE("memcpy fields pass through and gain seq and stream") {
   CHECK(out.kind == MemcpyKind::HostToDevice);
   CHECK(out.flags == (kMemSync | kMemPageableHost));
 }
+
+TEST_CASE("operations issued while GPU times are off wait for no activity") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.kernel_launched(StreamRef{0, 0}, 1, testing::launch(1, "timed"));
+  rec.set_timings_expected(false);
+  rec.kernel_launched(StreamRef{0, 0}, 2, testing::launch(1, "untimed"));
+  rec.memset_issued(StreamRef{0, 0}, 3, Memset{});
+  CHECK(rec.pending_correlations() == 1);
+  rec.set_timings_expected(true);
+  rec.kernel_launched(StreamRef{0, 0}, 4, testing::launch(1, "timed again"));
+  // Activity of an operation issued in an earlier window still arrives after the window closed.
+  rec.set_timings_expected(false);
+  rec.activity(1, 10, 20);
+  rec.activity(2, 30, 40);
+  rec.activity(4, 50, 60);
+  auto timings = log.all<Timing>();
+  REQUIRE(timings.size() == 2);
+  auto kernels = log.all<Kernel>();
+  CHECK(timings[0].op_seq == kernels[0].op.seq);
+  CHECK(timings[1].op_seq == kernels[2].op.seq);
+  CHECK(rec.pending_correlations() == 0);
+}

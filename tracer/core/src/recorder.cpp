@@ -115,7 +115,7 @@ OpCommon Recorder::op_common(ThreadState& t, StreamRef s) {
 }
 
 void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
-  if (correlation == 0) return;
+  if (correlation == 0 || !timings_expected_.load(std::memory_order_relaxed)) return;
   // Captured operations never run, so never report activity: bound what waits for it.
   if (one_op_.size() > kMaxPendingCorrelations) one_op_.clear();
   if (many_ops_.size() > kMaxPendingCorrelations) many_ops_.clear();

@@ -4,6 +4,7 @@
 // the sequence number and the hand-off to the sink, so records leave in `seq` order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -145,6 +146,9 @@ class Recorder {
 
   // GPU interval of the operation(s) an API call with this correlation id issued.
   void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
+  // Whether operations issued from now on will get activity (GPU times sampled or off): those
+  // that will not are not kept waiting for it.
+  void set_timings_expected(bool expected) { timings_expected_.store(expected, std::memory_order_relaxed); }
 
   void meta(std::string json);
 
@@ -253,6 +257,7 @@ class Recorder {
   };
   std::unordered_map<uint64_t, ManyOps> many_ops_;
   static constexpr size_t kMaxPendingCorrelations = 1 << 20;
+  std::atomic<bool> timings_expected_{true};
 };
 
 // The calling thread's kernel id (gettid), cached per thread.

@@ -1,0 +1,67 @@
+#include <catch2/catch.hpp>
+
+#include "streamhaz/tracer/timing_policy.h"
+
+using namespace streamhaz::tracer;
+using std::chrono::milliseconds;
+
+namespace {
+TimingPolicy parsed(const char* text) {
+  std::string why;
+  auto p = parse_timing_policy(text, why);
+  INFO(why);
+  REQUIRE(p);
+  return *p;
+}
+
+std::string rejection(const char* text) {
+  std::string why;
+  CHECK_FALSE(parse_timing_policy(text, why));
+  return why;
+}
+}  // namespace
+
+TEST_CASE("GPU-times modes are read from their names") {
+  CHECK(parsed("all").mode == GpuTimes::All);
+  CHECK(parsed("off").mode == GpuTimes::Off);
+  CHECK(parsed("0").mode == GpuTimes::Off);
+  TimingPolicy d = parsed("sampled");
+  CHECK(d.mode == GpuTimes::Sampled);
+  CHECK(d.describe() == TimingPolicy{}.describe());
+  TimingPolicy s = parsed("sampled:50/400");
+  CHECK(s.window == milliseconds(50));
+  CHECK(s.period == milliseconds(400));
+  CHECK(s.describe() == "sampled:50/400");
+  CHECK(parsed("sampled:400/400").window == milliseconds(400));
+}
+
+TEST_CASE("a GPU-times mode that cannot be read says why") {
+  CHECK_THAT(rejection("sometimes"), Catch::Contains("'sometimes'"));
+  CHECK_THAT(rejection("sampled:50"), Catch::Contains("WINDOW_MS/PERIOD_MS"));
+  CHECK_THAT(rejection("sampled:50/x"), Catch::Contains("WINDOW_MS/PERIOD_MS"));
+  CHECK_THAT(rejection("sampled:-5/100"), Catch::Contains("positive"));
+  CHECK_THAT(rejection("sampled:0/100"), Catch::Contains("positive"));
+  CHECK_THAT(rejection("sampled:200/100"), Catch::Contains("no longer than its period"));
+  CHECK_THAT(rejection(""), Catch::Contains("must be"));
+}
+
+TEST_CASE("sampled windows open at the start of every period") {
+  TimingPolicy p = parsed("sampled:100/1000");
+  CHECK(timing_window_open(p, milliseconds(0)));
+  CHECK(timing_window_open(p, milliseconds(99)));
+  CHECK_FALSE(timing_window_open(p, milliseconds(100)));
+  CHECK_FALSE(timing_window_open(p, milliseconds(999)));
+  CHECK(timing_window_open(p, milliseconds(1000)));
+  CHECK(timing_window_open(p, milliseconds(5050)));
+  CHECK(until_next_timing_change(p, milliseconds(0)) == milliseconds(100));
+  CHECK(until_next_timing_change(p, milliseconds(40)) == milliseconds(60));
+  CHECK(until_next_timing_change(p, milliseconds(100)) == milliseconds(900));
+  CHECK(until_next_timing_change(p, milliseconds(1999)) == milliseconds(1));
+  CHECK(timing_window_open(parsed("all"), milliseconds(123456)));
+  CHECK_FALSE(timing_window_open(parsed("off"), milliseconds(0)));
+}
+
+TEST_CASE("a window as long as its period never closes") {
+  TimingPolicy p = parsed("sampled:300/300");
+  for (int ms = 0; ms < 2000; ms += 7) CHECK(timing_window_open(p, milliseconds(ms)));
+}

@@ -1,0 +1,71 @@
+#include "streamhaz/tracer/timing_policy.h"
+
+#include <charconv>
+
+namespace streamhaz::tracer {
+
+std::string TimingPolicy::describe() const {
+  switch (mode) {
+    case GpuTimes::All: return "all";
+    case GpuTimes::Off: return "off";
+    default: return "sampled:" + std::to_string(window.count()) + "/" + std::to_string(period.count());
+  }
+}
+
+namespace {
+
+bool parse_ms(std::string_view text, long long& out) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::string& why) {
+  TimingPolicy p;
+  if (text == "all") {
+    p.mode = GpuTimes::All;
+    return p;
+  }
+  if (text == "off" || text == "0") {
+    p.mode = GpuTimes::Off;
+    return p;
+  }
+  if (text == "sampled") return p;
+  constexpr std::string_view prefix = "sampled:";
+  if (text.substr(0, prefix.size()) == prefix) {
+    std::string_view spec = text.substr(prefix.size());
+    size_t slash = spec.find('/');
+    long long window = 0, period = 0;
+    if (slash == std::string_view::npos || !parse_ms(spec.substr(0, slash), window) ||
+        !parse_ms(spec.substr(slash + 1), period)) {
+      why = "expected sampled:WINDOW_MS/PERIOD_MS, got '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    if (window <= 0 || period < window) {
+      why = "sampled window must be positive and no longer than its period, got '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    p.window = std::chrono::milliseconds(window);
+    p.period = std::chrono::milliseconds(period);
+    return p;
+  }
+  why = "GPU times must be all, sampled, sampled:WINDOW_MS/PERIOD_MS or off, got '" + std::string(text) + "'";
+  return std::nullopt;
+}
+
+bool timing_window_open(const TimingPolicy& policy, std::chrono::milliseconds since_start) {
+  switch (policy.mode) {
+    case GpuTimes::All: return true;
+    case GpuTimes::Off: return false;
+    default: return since_start % policy.period < policy.window;
+  }
+}
+
+std::chrono::milliseconds until_next_timing_change(const TimingPolicy& policy, std::chrono::milliseconds since_start) {
+  const auto into = since_start % policy.period;
+  return into < policy.window ? policy.window - into : policy.period - into;
+}
+
+}  // namespace streamhaz::tracer
