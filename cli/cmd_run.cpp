@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "streamhaz/tracer/timing_policy.h"
 
 namespace streamhaz::cli {
 namespace {
@@ -110,6 +111,7 @@ int check_traces(const std::string& out_dir) {
 struct RunOptions {
   std::string out = "streamhaz-trace";
   std::string footprints = "api";
+  std::string gpu_times = "sampled";
   bool backtrace = false;
   bool check = false;
   bool force = false;
@@ -145,6 +147,7 @@ int run_traced(const RunOptions& o) {
   prepend_env_list("LD_PRELOAD", tracer, ':');
   setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
   setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
+  setenv("STREAMHAZ_GPU_TIMES", o.gpu_times.c_str(), 1);
   if (o.backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
   int status = spawn_and_wait(command);
   if (!check) return status;
@@ -161,6 +164,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", opts->out, "Folder for the trace files (one per rank)")->capture_default_str();
   cmd->add_option("--footprints", opts->footprints, "Kernel footprint tier: api, static or exact")
       ->check(CLI::IsMember({"api", "static", "exact"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu-times", opts->gpu_times,
+                  "GPU start/end times: all, off, or sampled[:WINDOW_MS/PERIOD_MS] (default sampled, "
+                  "200 ms in every 2000). Every operation is traced in every mode; times cost host "
+                  "time per launch (docs/tracer.md)")
+      ->check([](const std::string& v) {
+        std::string why;
+        return tracer::parse_timing_policy(v, why) ? std::string() : why;
+      })
       ->capture_default_str();
   cmd->add_flag("--backtrace", opts->backtrace, "Record a host backtrace per operation");
   cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");

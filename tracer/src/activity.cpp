@@ -2,7 +2,11 @@
 
 #include <cupti.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #include "tracer_state.h"
 
@@ -50,23 +54,92 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
   std::free(buffer);
 }
 
+constexpr CUpti_ActivityKind kTimedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                              CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+
+// Turns collection on or off. The recorder is told first when opening and last when
+// closing, so an operation CUPTI times is always one the recorder waits for.
+bool collect_times(bool on, std::string& why_not) {
+  Recorder* rec = state().session ? &state().session->recorder() : nullptr;
+  if (on && rec) rec->set_timings_expected(true);
+  for (CUpti_ActivityKind kind : kTimedKinds) {
+    CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    if (r != CUPTI_SUCCESS) {
+      why_not = std::string("cannot ") + (on ? "enable" : "disable") + " CUPTI activity kind " +
+                std::to_string(static_cast<int>(kind));
+      return false;
+    }
+  }
+  if (!on && rec) rec->set_timings_expected(false);
+  return true;
+}
+
+// The sampled windows: a thread that opens and closes collection on the policy's schedule.
+class WindowThread {
+ public:
+  void start(const TimingPolicy& policy) {
+    thread_ = std::thread([this, policy] { loop(policy); });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop(const TimingPolicy& policy) {
+    const auto begin = std::chrono::steady_clock::now();
+    bool open = true;  // opened by start_activity
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      auto since = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
+      bool want = timing_window_open(policy, since);
+      if (want != open) {
+        std::string why;
+        if (!collect_times(want, why)) {
+          warn(why + "; GPU times stay " + (open ? "on" : "off"));
+          return;
+        }
+        open = want;
+      }
+      wake_.wait_for(lock, until_next_timing_change(policy, since));
+    }
+  }
+
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+};
+
+WindowThread* window_thread = nullptr;
+
 }  // namespace
 
-bool start_activity(std::string& why_not) {
+bool start_activity(const TimingPolicy& policy, std::string& why_not) {
+  if (policy.mode == GpuTimes::Off) {
+    state().session->recorder().set_timings_expected(false);
+    return true;
+  }
   if (cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed) != CUPTI_SUCCESS) {
     why_not = "cannot register CUPTI activity buffers";
     return false;
   }
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
-    if (cuptiActivityEnable(kind) != CUPTI_SUCCESS) {
-      why_not = "cannot enable CUPTI activity kind " + std::to_string(static_cast<int>(kind));
-      return false;
-    }
-  }
+  if (!collect_times(true, why_not)) return false;
   // Timings reach the trace steadily rather than only when a 4 MiB buffer fills.
   cuptiActivityFlushPeriod(1000);
+  if (policy.mode == GpuTimes::Sampled) {
+    window_thread = new WindowThread;  // never freed: a callback may come after exit
+    window_thread->start(policy);
+  }
   return true;
+}
+
+void stop_activity_sampler() {
+  if (window_thread) window_thread->stop();
 }
 
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }

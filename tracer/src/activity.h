@@ -1,12 +1,16 @@
 // CUPTI activity: GPU start/end timestamps of kernels, copies and sets, handed to the
-// recorder by correlation id from CUPTI's buffer-completion thread.
+// recorder by correlation id from CUPTI's buffer-completion thread. Collected always, never,
+// or in sampled windows switched by a background thread (TimingPolicy).
 #pragma once
 
 #include <string>
 
+#include "streamhaz/tracer/timing_policy.h"
+
 namespace streamhaz::tracer::glue {
 
-bool start_activity(std::string& why_not);
-void flush_activity();  // blocks until CUPTI delivered every buffer
+bool start_activity(const TimingPolicy& policy, std::string& why_not);
+void stop_activity_sampler();  // joins the window thread, if any; collection stays as it is
+void flush_activity();         // blocks until CUPTI delivered every buffer
 
 }  // namespace streamhaz::tracer::glue

@@ -34,6 +34,17 @@ Footprints footprints_from_env() {
   return Footprints::Api;
 }
 
+// STREAMHAZ_GPU_TIMES: all, sampled[:WINDOW_MS/PERIOD_MS] (default) or off. A value the
+// tracer cannot read must not stop the program: one warning, and the default.
+TimingPolicy gpu_times_from_env() {
+  const char* v = std::getenv("STREAMHAZ_GPU_TIMES");
+  if (!v || !*v) return {};
+  std::string why;
+  if (auto policy = parse_timing_policy(v, why)) return *policy;
+  warn("STREAMHAZ_GPU_TIMES: " + why + "; using " + TimingPolicy{}.describe());
+  return {};
+}
+
 const char* footprints_name(Footprints f) {
   switch (f) {
     case Footprints::Static: return "static";
@@ -58,12 +69,14 @@ Session& session() {
   std::call_once(session_once, [] {
     TracerState& s = state();
     s.footprints = footprints_from_env();
+    s.gpu_times = gpu_times_from_env();
     ProcessIdentity who = this_process_identity();
     std::string footprints = footprints_name(s.footprints);
     s.session = new Session(
         options_from_env(), who,
-        [who, footprints] {
+        [who, footprints, gpu_times = s.gpu_times.describe()] {
           nlohmann::json h = base_header(who, footprints);
+          h["gpu_times"] = gpu_times;
           nlohmann::json facts = header_facts();
           for (auto it = facts.begin(); it != facts.end(); ++it) h[it.key()] = it.value();
           if (!h.contains("devices")) h["devices"] = nlohmann::json::array();
@@ -122,6 +135,7 @@ void on_fork_child() {
 void on_exit() {
   TracerState& s = state();
   if (!s.recording.load()) return;
+  stop_activity_sampler();
   flush_activity();  // the timings still in CUPTI's buffers
   s.recording.store(false);
   s.session->close();
@@ -145,7 +159,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       s.given_up.store(true);
       return;
     }
-    if (!start_activity(why)) {
+    if (!start_activity(s.gpu_times, why)) {
       // Callbacks alone still give a complete trace, only without GPU timestamps.
       warn(why + "; tracing without GPU timestamps");
     }

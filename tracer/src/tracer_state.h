@@ -8,6 +8,7 @@
 #include <string>
 
 #include "streamhaz/tracer/session.h"
+#include "streamhaz/tracer/timing_policy.h"
 
 namespace streamhaz::tracer::glue {
 
@@ -17,6 +18,7 @@ struct TracerState {
   std::atomic<bool> recording{false};  // CUPTI subscribed, process not forked, not closed
   std::atomic<bool> given_up{false};   // CUPTI refused us: stay out of the way
   Footprints footprints = Footprints::Api;
+  TimingPolicy gpu_times;  // when CUPTI activity is on (STREAMHAZ_GPU_TIMES)
   Session* session = nullptr;
 };
 
