@@ -1,6 +1,8 @@
 // Host time per API call in an empty-kernel launch loop (and an event-record loop), for the
 // tracer's overhead target: run once untraced and once under `streamhaz run`, subtract.
-// Prints one line: launch_ns_median=... record_ns_median=... (median over batches).
+// Prints one line: launch_ns_median=... record_ns_median=... (median over batches), then the
+// 10th and 90th percentiles and the mean of the launch batches. Under sampled GPU times run
+// enough batches to span several sampling periods (scripts/gpu/launch_overhead.sh does).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,7 +13,11 @@
 
 __global__ void empty_kernel() {}
 
-template <class Fn> double median_ns_per_call(Fn&& fn, int batches, int per_batch, cudaStream_t s) {
+struct Percentiles {
+  double p10, p50, p90, mean;
+};
+
+template <class Fn> Percentiles ns_per_call(Fn&& fn, int batches, int per_batch, cudaStream_t s) {
   std::vector<double> per_call;
   for (int b = 0; b < batches; ++b) {
     auto t0 = std::chrono::steady_clock::now();
@@ -21,8 +27,11 @@ template <class Fn> double median_ns_per_call(Fn&& fn, int batches, int per_batc
     cudaStreamSynchronize(s);
     per_call.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / per_batch);
   }
+  double sum = 0;
+  for (double x : per_call) sum += x;
   std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  auto at = [&](double q) { return per_call[static_cast<size_t>(q * (per_call.size() - 1))]; };
+  return {at(0.1), at(0.5), at(0.9), sum / per_call.size()};
 }
 
 int main(int argc, char** argv) {
@@ -34,8 +43,9 @@ int main(int argc, char** argv) {
   cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
   for (int i = 0; i < 1000; ++i) empty_kernel<<<1, 1, 0, s>>>();  // warm-up
   cudaStreamSynchronize(s);
-  double launch = median_ns_per_call([&] { empty_kernel<<<1, 1, 0, s>>>(); }, batches, per_batch, s);
-  double record = median_ns_per_call([&] { cudaEventRecord(e, s); }, batches, per_batch, s);
-  std::printf("launch_ns_median=%.1f record_ns_median=%.1f calls=%d\n", launch, record, batches * per_batch * 2);
+  Percentiles launch = ns_per_call([&] { empty_kernel<<<1, 1, 0, s>>>(); }, batches, per_batch, s);
+  Percentiles record = ns_per_call([&] { cudaEventRecord(e, s); }, batches, per_batch, s);
+  std::printf("launch_ns_median=%.1f record_ns_median=%.1f calls=%d launch_p10=%.1f launch_p90=%.1f launch_mean=%.1f\n",
+              launch.p50, record.p50, batches * per_batch * 2, launch.p10, launch.p90, launch.mean);
   return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }

@@ -42,7 +42,7 @@ done
 for c in "${configs[@]}"; do
   IFS='|' read -r name gpus args expect <<< "$c"
   cmd="streamhaz run --out traces/$name -- streamhaz-reducer --nproc $gpus $args"
-  log=$("$shz" run --out "$out/$name" -- "$reducer" --nproc "$gpus" $args 2>&1)
+  log=$("$shz" run --gpu-times all --out "$out/$name" -- "$reducer" --nproc "$gpus" $args 2>&1)
   status=$?
   corrupted=$(grep -o 'corrupted_elements_all_ranks=[0-9]*' <<< "$log" | head -1 | cut -d= -f2)
   "$shz" check "$out/$name" > "$out/$name.check" 2>&1
@@ -62,7 +62,7 @@ for sync in race event; do
     name="torch-$sync-2gpu$([[ $d -gt 0 ]] && echo -delay)"
     expect=$([[ $sync == race ]] && echo race || echo clean)
     cmd="streamhaz run --out traces/$name -- torchrun --standalone --nproc_per_node 2 tests/gpu/torch_ipg_bucket.py --sync $sync --comm-delay-ms $d"
-    log=$("$shz" run --out "$out/$name" -- torchrun --standalone --nproc_per_node 2 \
+    log=$("$shz" run --gpu-times all --out "$out/$name" -- torchrun --standalone --nproc_per_node 2 \
           "$here/tests/gpu/torch_ipg_bucket.py" --sync "$sync" --comm-delay-ms "$d" 2>&1)
     status=$?
     corrupted=$(grep -o 'corrupted_elements_all_ranks=[0-9]*' <<< "$log" | head -1 | cut -d= -f2)

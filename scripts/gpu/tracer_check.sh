@@ -7,6 +7,7 @@
 # 3. The reducer on 1 and 2 GPUs; a rank killed by SIGTERM / SIGKILL leaves a readable trace;
 #    a process without CUDA leaves none; exit statuses pass through.
 # 4. Overhead: reducer step time traced / untraced, host ns per call in an empty-kernel loop.
+# The functional checks trace with --gpu-times all: every operation must carry its GPU times.
 # Exits 1 if any check failed.
 set -u -o pipefail
 build=$(cd "${1:?usage: tracer_check.sh BUILD_DIR [OUT_DIR]}" && pwd)
@@ -27,14 +28,14 @@ ngpu=$(nvidia-smi -L | wc -l)
 
 if [[ -z ${SKIP_FUNCTIONAL:-} ]]; then
 section "probe, 1 GPU"
-"$shz" run --out "$tmp/probe1" -- "$build/bin/tracer_gpu_probe" "$tmp/expect1.json" || fail "probe exit status $?"
+"$shz" run --gpu-times all --out "$tmp/probe1" -- "$build/bin/tracer_gpu_probe" "$tmp/expect1.json" || fail "probe exit status $?"
 ls -l "$tmp/probe1"
 "$dump" "$tmp/probe1/pid"*.shz > "$tmp/probe1.jsonl" || fail "probe trace unreadable"
 python3 "$here/tests/gpu/check_trace.py" "$tmp/expect1.json" "$tmp/probe1.jsonl" || fail "probe 1 GPU"
 
 if [[ $ngpu -ge 2 ]]; then
   section "probe, 2 GPUs with NCCL"
-  "$shz" run --out "$tmp/probe2" -- bash -c "
+  "$shz" run --gpu-times all --out "$tmp/probe2" -- bash -c "
     RANK=0 WORLD_SIZE=2 $build/bin/tracer_gpu_probe $tmp/expect2_0.json $tmp/ncclid & p=\$!
     RANK=1 WORLD_SIZE=2 $build/bin/tracer_gpu_probe $tmp/expect2_1.json $tmp/ncclid; r=\$?
     wait \$p && exit \$r" || fail "probe 2 GPUs exit status"
@@ -45,7 +46,7 @@ if [[ $ngpu -ge 2 ]]; then
   cp "$tmp/probe2/rank0.shz" "$out/probe2_rank0.shz"
 
   section "PyTorch under torchrun, 2 ranks"
-  PROBE_EXPECT_DIR=$tmp "$shz" run --out "$tmp/torch" -- \
+  PROBE_EXPECT_DIR=$tmp "$shz" run --gpu-times all --out "$tmp/torch" -- \
     torchrun --standalone --nproc_per_node 2 "$here/tests/gpu/torch_side_stream.py" 2>&1 | grep -v "^W.*OMP_NUM_THREADS\|^\*\*\*\*" || fail "torchrun"
   ls -l "$tmp/torch"
   for r in 0 1; do
@@ -57,7 +58,7 @@ fi
 
 section "reducer traced, 1 and $ngpu GPU(s)"
 for g in 1 $([[ $ngpu -ge 2 ]] && echo 2); do
-  "$shz" run --out "$tmp/red$g" -- "$build/bin/streamhaz-reducer" --nproc $g --steps 6 --warmup 2 | tail -2 || fail "reducer $g exit"
+  "$shz" run --gpu-times all --out "$tmp/red$g" -- "$build/bin/streamhaz-reducer" --nproc $g --steps 6 --warmup 2 | tail -2 || fail "reducer $g exit"
   for f in "$tmp/red$g"/*.shz; do
     "$dump" "$f" > "$tmp/red.jsonl" || fail "reducer trace $f unreadable"
     python3 - "$tmp/red.jsonl" "$g" <<'PY' || fail "reducer trace content $g GPUs"
@@ -112,11 +113,8 @@ cat "$tmp/taken.err"
 [[ $(grep -c '^streamhaz:' "$tmp/taken.err") -eq 1 ]] || fail "expected exactly one streamhaz: warning"
 [[ -z $(ls -A "$tmp/taken" 2>/dev/null) ]] || fail "a trace was written although CUPTI was taken"
 
-section "overhead: empty-kernel launch loop (ns per call, median of batches)"
-for i in 1 2; do
-  echo "untraced $("$build/bin/tracer_launch_overhead")"
-  echo "traced   $("$shz" run --out "$tmp/bench$i" -- "$build/bin/tracer_launch_overhead")"
-done
+section "overhead: empty-kernel launch loop (ns per call; full split: launch_overhead.sh)"
+CONFIGS="untraced tracer:all tracer:sampled:20/200 tracer:off" bash "$here/scripts/gpu/launch_overhead.sh" "$build" 3 1500
 
 section "overhead: reducer step time, untraced and traced alternating ($ngpu GPU(s))"
 g=$([[ $ngpu -ge 2 ]] && echo 2 || echo 1)

@@ -1,0 +1,70 @@
+// What CUPTI alone costs per API call, without the tracer's own work: an injection library
+// (CUDA_INJECTION64_PATH) that subscribes with an empty callback and enables what
+// STREAMHAZ_FLOOR asks for, a comma-separated list of:
+//   launch    driver callbacks for the kernel launch calls
+//   driver    every driver API callback
+//   kernel    CONCURRENT_KERNEL activity
+//   copies    MEMCPY, MEMCPY2 and MEMSET activity
+//   period    CUPTI's worker flushes every second (the tracer's setting)
+// scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
+// that the tracer's added time splits into CUPTI's part and ours.
+#include <cupti.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+constexpr size_t kBufferBytes = 4 << 20;
+
+void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
+
+bool wants(const std::string& list, const char* item) {
+  return (',' + list + ',').find(std::string(",") + item + ',') != std::string::npos;
+}
+
+bool check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return true;
+  std::fprintf(stderr, "cupti_floor: %s failed (%d)\n", what, static_cast<int>(r));
+  return false;
+}
+
+void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  const char* env = std::getenv("STREAMHAZ_FLOOR");
+  const std::string mix = env ? env : "";
+  CUpti_SubscriberHandle subscriber;
+  if (!check(cuptiSubscribe(&subscriber, ignore_callback, nullptr), "subscribe")) return 1;
+  if (wants(mix, "driver")) check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "driver domain");
+  if (wants(mix, "launch")) {
+    for (CUpti_CallbackId id :
+         {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+      check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id), "launch callback");
+  }
+  if (wants(mix, "kernel") || wants(mix, "copies")) {
+    check(cuptiActivityRegisterCallbacks(give_buffer, drop_buffer), "activity buffers");
+    if (wants(mix, "kernel")) check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "kernel activity");
+    if (wants(mix, "copies")) {
+      for (CUpti_ActivityKind kind :
+           {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
+        check(cuptiActivityEnable(kind), "copy activity");
+    }
+    if (wants(mix, "period")) check(cuptiActivityFlushPeriod(1000), "flush period");
+    std::atexit(flush_at_exit);
+  }
+  return 1;
+}
