@@ -93,3 +93,17 @@ TEST_CASE("operations issued while GPU times are off wait for no activity") {
   CHECK(timings[1].op_seq == kernels[2].op.seq);
   CHECK(rec.pending_correlations() == 0);
 }
+
+TEST_CASE("a graph launched while GPU times are off keeps nothing waiting") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_timings_expected(false);
+  for (uint64_t c = 1; c <= 100; ++c) rec.graph_launched(StreamRef{0, 0}, c, 0x7777);
+  CHECK(rec.pending_correlations() == 0);
+  rec.set_timings_expected(true);
+  rec.graph_launched(StreamRef{0, 0}, 101, 0x7777);
+  CHECK(rec.pending_correlations() == 1);
+  rec.activity(101, 5, 6);
+  rec.activity(101, 7, 8);  // a second node of the same launch
+  CHECK(log.count<Timing>() == 2);
+}

@@ -114,11 +114,16 @@ OpCommon Recorder::op_common(ThreadState& t, StreamRef s) {
   return op;
 }
 
-void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
-  if (correlation == 0 || !timings_expected_.load(std::memory_order_relaxed)) return;
+bool Recorder::will_get_activity(uint64_t correlation) {
+  if (correlation == 0 || !timings_expected_.load(std::memory_order_relaxed)) return false;
   // Captured operations never run, so never report activity: bound what waits for it.
   if (one_op_.size() > kMaxPendingCorrelations) one_op_.clear();
   if (many_ops_.size() > kMaxPendingCorrelations) many_ops_.clear();
+  return true;
+}
+
+void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
+  if (!will_get_activity(correlation)) return;
   auto [first, fresh] = one_op_.try_emplace(correlation, seq);
   if (fresh) return;
   // A second op for one correlation (grouped NCCL calls share their kernel).
@@ -278,7 +283,7 @@ void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) 
   auto it = graph_of_exec_.find(exec);
   g.graph = it != graph_of_exec_.end() ? it->second : 0;
   // Every node of the graph reports this correlation: keep the entry for all of them.
-  if (correlation != 0) many_ops_[correlation] = ManyOps{{g.op.seq}, true};
+  if (will_get_activity(correlation)) many_ops_[correlation] = ManyOps{{g.op.seq}, true};
   emit(g);
 }
 

@@ -221,6 +221,8 @@ class Recorder {
   void lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation);
   CommState& comm_state(uint64_t comm);
   void record_nccl(ThreadState& t, trace::Nccl& n);
+  // Whether activity will come for this correlation (GPU times on); bounds the pending tables.
+  bool will_get_activity(uint64_t correlation);
   void expect_activity(uint64_t correlation, uint64_t seq);
 
   RecordSink& sink_;
