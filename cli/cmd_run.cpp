@@ -112,7 +112,6 @@ struct RunOptions {
   std::string out = "streamhaz-trace";
   std::string footprints = "api";
   std::string gpu_times = "sampled";
-  bool backtrace = false;
   bool check = false;
   bool force = false;
   std::vector<std::string> command;
@@ -148,7 +147,6 @@ int run_traced(const RunOptions& o) {
   setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
   setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
   setenv("STREAMHAZ_GPU_TIMES", o.gpu_times.c_str(), 1);
-  if (o.backtrace) setenv("STREAMHAZ_BACKTRACE", "1", 1);
   int status = spawn_and_wait(command);
   if (!check) return status;
   int verdict = check_traces(out_dir);
@@ -174,7 +172,6 @@ void add_run_command(CLI::App& app, int& exit_code) {
         return tracer::parse_timing_policy(v, why) ? std::string() : why;
       })
       ->capture_default_str();
-  cmd->add_flag("--backtrace", opts->backtrace, "Record a host backtrace per operation");
   cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");
   cmd->add_flag("--force", opts->force, "Replace trace files an earlier run left in --out");
   cmd->add_option("command", opts->command, "The program and its arguments, after --")->required();
