@@ -5,7 +5,7 @@
 //   driver    every driver API callback
 //   kernel    CONCURRENT_KERNEL activity
 //   copies    MEMCPY, MEMCPY2 and MEMSET activity
-//   period    CUPTI's worker flushes every second (the tracer's setting)
+//   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
 // scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
 // that the tracer's added time splits into CUPTI's part and ours.
 #include <cupti.h>

@@ -110,8 +110,9 @@ int check_traces(const std::string& out_dir) {
 
 struct RunOptions {
   std::string out = "streamhaz-trace";
-  std::string footprints = "api";
-  std::string gpu_times = "sampled";
+  // Empty: not given, so the tracer reads the environment (or uses its own default).
+  std::string footprints;
+  std::string gpu_times;
   bool check = false;
   bool force = false;
   std::vector<std::string> command;
@@ -122,6 +123,15 @@ int run_traced(const RunOptions& o) {
   const std::vector<std::string>& command = o.command;
   const bool check = o.check;
   // Usage errors first: a folder holding traces of an earlier run stays as it is unless asked.
+  if (o.gpu_times.empty()) {
+    // The tracer would only warn about a bad value inherited from the environment.
+    const char* env = std::getenv("STREAMHAZ_GPU_TIMES");
+    std::string why;
+    if (env && *env && !tracer::parse_timing_policy(env, why)) {
+      std::fprintf(stderr, "streamhaz run: STREAMHAZ_GPU_TIMES: %s\n", why.c_str());
+      return kExitUsage;
+    }
+  }
   if (!prepare_out_dir(out_dir, o.force)) return kExitUsage;
   std::string tracer = find_tracer_library();
   if (tracer.empty()) {
@@ -145,8 +155,8 @@ int run_traced(const RunOptions& o) {
   setenv("NVTX_INJECTION64_PATH", tracer.c_str(), 1);
   prepend_env_list("LD_PRELOAD", tracer, ':');
   setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
-  setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
-  setenv("STREAMHAZ_GPU_TIMES", o.gpu_times.c_str(), 1);
+  if (!o.footprints.empty()) setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
+  if (!o.gpu_times.empty()) setenv("STREAMHAZ_GPU_TIMES", o.gpu_times.c_str(), 1);
   int status = spawn_and_wait(command);
   if (!check) return status;
   int verdict = check_traces(out_dir);
@@ -160,18 +170,17 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Run a program under the tracer; one trace file per CUDA process");
   auto opts = std::make_shared<RunOptions>();
   cmd->add_option("--out", opts->out, "Folder for the trace files (one per rank)")->capture_default_str();
-  cmd->add_option("--footprints", opts->footprints, "Kernel footprint tier: api, static or exact")
-      ->check(CLI::IsMember({"api", "static", "exact"}))
-      ->capture_default_str();
+  cmd->add_option("--footprints", opts->footprints,
+                  "Kernel footprint tier: api (default), static or exact; else STREAMHAZ_FOOTPRINTS")
+      ->check(CLI::IsMember({"api", "static", "exact"}));
   cmd->add_option("--gpu-times", opts->gpu_times,
                   "GPU start/end times: all, off, or sampled[:WINDOW_MS/PERIOD_MS] (default sampled, "
-                  "200 ms in every 2000). Every operation is traced in every mode; times cost host "
-                  "time per launch (docs/tracer.md)")
+                  "200 ms in every 2000; else STREAMHAZ_GPU_TIMES). Every operation is traced in "
+                  "every mode; times cost host time per launch (docs/tracer.md)")
       ->check([](const std::string& v) {
         std::string why;
         return tracer::parse_timing_policy(v, why) ? std::string() : why;
-      })
-      ->capture_default_str();
+      });
   cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");
   cmd->add_flag("--force", opts->force, "Replace trace files an earlier run left in --out");
   cmd->add_option("command", opts->command, "The program and its arguments, after --")->required();

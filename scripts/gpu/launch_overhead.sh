@@ -22,6 +22,7 @@ bench=$build/bin/tracer_launch_overhead
 floor=$build/lib/libstreamhaz-cupti-floor.so
 tracer=$build/lib/libstreamhaz-tracer.so
 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 pin=()
 [[ $(nproc) -ge 8 ]] && pin=(taskset -c 4-7)  # off core 0 (interrupts), room for CUPTI's threads
 
@@ -32,10 +33,10 @@ configs=(untraced floor:none floor:launch floor:driver floor:kernel floor:launch
 run_one() {  # config -> one line of the benchmark
   local c=$1 out=$tmp/trace.$RANDOM
   case $c in
-    untraced) "${pin[@]}" "$bench" "$batches" ;;
-    floor:*) STREAMHAZ_FLOOR=${c#floor:} CUDA_INJECTION64_PATH=$floor "${pin[@]}" "$bench" "$batches" ;;
+    untraced) ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
+    floor:*) STREAMHAZ_FLOOR=${c#floor:} CUDA_INJECTION64_PATH=$floor ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
     tracer:*) STREAMHAZ_GPU_TIMES=${c#tracer:} STREAMHAZ_OUT_DIR=$out CUDA_INJECTION64_PATH=$tracer \
-                "${pin[@]}" "$bench" "$batches" ;;
+                ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
   esac
   rm -rf "$out"
 }
@@ -77,4 +78,3 @@ for config, xs in runs.items():
     print(f"{config:34} {lm:9.0f} {lm - bl:+6.0f} {l[0]:5.0f}..{l[-1]:<5.0f} {q:5.0f} {q - bq:+6.0f} "
           f"{mean:5.0f} {mean - bm:+6.0f} {rec:6.0f} {rec - br:+5.0f}")
 PY
-rm -rf "$tmp"

@@ -3,7 +3,7 @@
 #   bash scripts/gpu/timing_modes_check.sh BUILD_DIR [GPUS]
 # 1. The reducer traced in each mode: `all` times every operation, `off` none, `sampled`
 #    some and not all (a short period, so that a short run spans several windows); the trace
-#    header names the mode; the trace is analysed the same (same verdict) in every mode.
+#    header names the mode; `check` gives the same exit status and finding counts in every mode.
 # 2. Reducer step time traced / untraced per mode, alternating, 3 pairs each.
 # Exits 1 if a check failed.
 set -u -o pipefail
@@ -13,6 +13,7 @@ shz=$build/bin/streamhaz
 reducer=$build/bin/streamhaz-reducer
 dump=$build/bin/trace_to_jsonl
 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 export NCCL_NVLS_ENABLE=0
@@ -39,9 +40,13 @@ else: ok = ok and 0 < n < len(ops)
 sys.exit(0 if ok else 1)
 PY
   done
-  "$shz" check "$dir" > "$tmp/verdict.txt"; echo "$mode: check exit $?" | tee -a "$tmp/verdicts.txt"
+  "$shz" check --format json "$dir" > "$tmp/verdict.json"; status=$?
+  verdict=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['summary']; print(f\"exit $status, {s['findings']} findings, {s['races']} races\")" "$tmp/verdict.json") \
+    || { fail "$mode: check gave no JSON report"; verdict="none"; }
+  echo "$mode: check: $verdict"
+  echo "$verdict" >> "$tmp/verdicts.txt"
 done
-[[ $(cut -d' ' -f2- "$tmp/verdicts.txt" | sort -u | wc -l) -eq 1 ]] || fail "verdicts differ between modes"
+[[ $(sort -u "$tmp/verdicts.txt" | wc -l) -eq 1 ]] || fail "verdicts differ between modes"
 
 echo "=== reducer step time per mode ($gpus GPU(s), 30 steps), untraced and traced alternating"
 step_ms() { grep '^reducer: rank=0' | sed 's/.*step_ms=\([0-9.]*\).*/\1/'; }
@@ -49,10 +54,10 @@ for mode in all sampled off; do
   for i in 1 2 3; do
     u=$("$reducer" --nproc "$gpus" --steps 30 | step_ms)
     t=$("$shz" run --gpu-times "$mode" --out "$tmp/step-$mode-$i" -- "$reducer" --nproc "$gpus" --steps 30 | step_ms)
+    if [[ -z $u || -z $t ]]; then fail "$mode pair $i: no step time (untraced '$u', traced '$t')"; continue; fi
     echo "$mode pair $i: untraced step_ms=$u traced step_ms=$t ratio=$(python3 -c "print(round($t/$u, 4))")"
   done
 done
 
 [[ $failures -eq 0 ]] && echo "timing_modes_check: ALL PASSED" || echo "timing_modes_check: $failures FAILED"
-rm -rf "$tmp"
 exit $((failures > 0))

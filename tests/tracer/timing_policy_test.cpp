@@ -32,16 +32,21 @@ TEST_CASE("GPU-times modes are read from their names") {
   CHECK(s.window == milliseconds(50));
   CHECK(s.period == milliseconds(400));
   CHECK(s.describe() == "sampled:50/400");
-  CHECK(parsed("sampled:400/400").window == milliseconds(400));
+  CHECK(parsed("sampled:10/86400000").period == milliseconds(86400000));
 }
 
 TEST_CASE("a GPU-times mode that cannot be read says why") {
   CHECK_THAT(rejection("sometimes"), Catch::Contains("'sometimes'"));
   CHECK_THAT(rejection("sampled:50"), Catch::Contains("WINDOW_MS/PERIOD_MS"));
   CHECK_THAT(rejection("sampled:50/x"), Catch::Contains("WINDOW_MS/PERIOD_MS"));
-  CHECK_THAT(rejection("sampled:-5/100"), Catch::Contains("positive"));
-  CHECK_THAT(rejection("sampled:0/100"), Catch::Contains("positive"));
+  CHECK_THAT(rejection("sampled:-5/100"), Catch::Contains("at least 10 ms"));
+  CHECK_THAT(rejection("sampled:0/100"), Catch::Contains("at least 10 ms"));
+  CHECK_THAT(rejection("sampled:9/100"), Catch::Contains("at least 10 ms"));
   CHECK_THAT(rejection("sampled:200/100"), Catch::Contains("no longer than its period"));
+  // A period past a day would overflow the window thread's wait and spin it.
+  CHECK_THAT(rejection("sampled:10/86400001"), Catch::Contains("a day"));
+  CHECK_THAT(rejection("sampled:1/10000000000000"), Catch::Contains("a day"));
+  CHECK_THAT(rejection("sampled:1/99999999999999999999999"), Catch::Contains("WINDOW_MS/PERIOD_MS"));
   CHECK_THAT(rejection(""), Catch::Contains("must be"));
 }
 
@@ -61,7 +66,9 @@ TEST_CASE("sampled windows open at the start of every period") {
   CHECK_FALSE(timing_window_open(parsed("off"), milliseconds(0)));
 }
 
-TEST_CASE("a window as long as its period never closes") {
+TEST_CASE("a window as long as its period is no sampling: every operation is timed") {
   TimingPolicy p = parsed("sampled:300/300");
+  CHECK(p.mode == GpuTimes::All);
+  CHECK(p.describe() == "all");
   for (int ms = 0; ms < 2000; ms += 7) CHECK(timing_window_open(p, milliseconds(ms)));
 }

@@ -1,6 +1,8 @@
 #include "activity.h"
 
 #include <cupti.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -57,8 +59,15 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
 constexpr CUpti_ActivityKind kTimedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                               CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
+// Turns collection off, whatever state a failed switch left it in.
+void stop_collecting() {
+  for (CUpti_ActivityKind kind : kTimedKinds) cuptiActivityDisable(kind);
+  if (state().session) state().session->recorder().set_timings_expected(false);
+}
+
 // Turns collection on or off. The recorder is told first when opening and last when
-// closing, so an operation CUPTI times is always one the recorder waits for.
+// closing, so an operation CUPTI times is always one the recorder waits for. A switch that
+// fails leaves collection off.
 bool collect_times(bool on, std::string& why_not) {
   Recorder* rec = state().session ? &state().session->recorder() : nullptr;
   if (on && rec) rec->set_timings_expected(true);
@@ -67,6 +76,7 @@ bool collect_times(bool on, std::string& why_not) {
     if (r != CUPTI_SUCCESS) {
       why_not = std::string("cannot ") + (on ? "enable" : "disable") + " CUPTI activity kind " +
                 std::to_string(static_cast<int>(kind));
+      stop_collecting();
       return false;
     }
   }
@@ -77,8 +87,20 @@ bool collect_times(bool on, std::string& why_not) {
 // The sampled windows: a thread that opens and closes collection on the policy's schedule.
 class WindowThread {
  public:
+  // Throws std::system_error when no thread can be made.
   void start(const TimingPolicy& policy) {
-    thread_ = std::thread([this, policy] { loop(policy); });
+    // Signals go to the program's threads, never to this one: a handler that exits here
+    // would run the exit hook, which joins this thread.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    try {
+      thread_ = std::thread([this, policy] { loop(policy); });
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
   void stop() {
     {
@@ -86,7 +108,7 @@ class WindowThread {
       stop_ = true;
     }
     wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   }
 
  private:
@@ -100,7 +122,9 @@ class WindowThread {
       if (want != open) {
         std::string why;
         if (!collect_times(want, why)) {
-          warn(why + "; GPU times stay " + (open ? "on" : "off"));
+          // Said in the trace, not on stderr: this can happen at any time, even during the
+          // program's own teardown, and the program's output stays as it was.
+          if (Recorder* rec = active_recorder()) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
           return;
         }
         open = want;
@@ -119,21 +143,34 @@ WindowThread* window_thread = nullptr;
 
 }  // namespace
 
-bool start_activity(const TimingPolicy& policy, std::string& why_not) {
+bool start_activity(TimingPolicy& policy, std::string& why_not) {
   if (policy.mode == GpuTimes::Off) {
     state().session->recorder().set_timings_expected(false);
     return true;
   }
-  if (cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed) != CUPTI_SUCCESS) {
-    why_not = "cannot register CUPTI activity buffers";
+  auto give_up = [&](std::string why) {
+    why_not = std::move(why);
+    policy.mode = GpuTimes::Off;
     return false;
+  };
+  if (cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed) != CUPTI_SUCCESS) {
+    stop_collecting();
+    return give_up("cannot register CUPTI activity buffers");
   }
-  if (!collect_times(true, why_not)) return false;
+  std::string why;
+  if (!collect_times(true, why)) return give_up(why);
   // Timings reach the trace steadily rather than only when a 4 MiB buffer fills.
   cuptiActivityFlushPeriod(1000);
   if (policy.mode == GpuTimes::Sampled) {
-    window_thread = new WindowThread;  // never freed: a callback may come after exit
-    window_thread->start(policy);
+    auto* windows = new WindowThread;  // never freed: a callback may come after exit
+    try {
+      windows->start(policy);
+      window_thread = windows;
+    } catch (const std::exception& e) {
+      // No thread to close the windows: collection stays on for the whole run.
+      warn(std::string("cannot start the GPU-times window thread (") + e.what() + "); timing every operation");
+      policy.mode = GpuTimes::All;
+    }
   }
   return true;
 }

@@ -9,7 +9,9 @@
 
 namespace streamhaz::tracer::glue {
 
-bool start_activity(const TimingPolicy& policy, std::string& why_not);
+// Starts collection as `policy` says. Where it cannot, `policy` is changed to what the trace
+// will hold (off when activity failed, all when no window thread could start).
+bool start_activity(TimingPolicy& policy, std::string& why_not);
 void stop_activity_sampler();  // joins the window thread, if any; collection stays as it is
 void flush_activity();         // blocks until CUPTI delivered every buffer
 

@@ -74,9 +74,10 @@ Session& session() {
     std::string footprints = footprints_name(s.footprints);
     s.session = new Session(
         options_from_env(), who,
-        [who, footprints, gpu_times = s.gpu_times.describe()] {
+        [who, footprints] {
           nlohmann::json h = base_header(who, footprints);
-          h["gpu_times"] = gpu_times;
+          // Read when the file opens, after injection settled what the trace holds.
+          h["gpu_times"] = state().gpu_times.describe();
           nlohmann::json facts = header_facts();
           for (auto it = facts.begin(); it != facts.end(); ++it) h[it.key()] = it.value();
           if (!h.contains("devices")) h["devices"] = nlohmann::json::array();

@@ -43,9 +43,15 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
       why = "expected sampled:WINDOW_MS/PERIOD_MS, got '" + std::string(text) + "'";
       return std::nullopt;
     }
-    if (window <= 0 || period < window) {
-      why = "sampled window must be positive and no longer than its period, got '" + std::string(text) + "'";
+    if (window < kMinWindowMs || period < window || period > kMaxPeriodMs) {
+      why = "sampled window must be at least " + std::to_string(kMinWindowMs) +
+            " ms and no longer than its period, and the period at most " + std::to_string(kMaxPeriodMs) +
+            " ms (a day), got '" + std::string(text) + "'";
       return std::nullopt;
+    }
+    if (window == period) {  // never closes
+      p.mode = GpuTimes::All;
+      return p;
     }
     p.window = std::chrono::milliseconds(window);
     p.period = std::chrono::milliseconds(period);

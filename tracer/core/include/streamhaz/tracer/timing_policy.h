@@ -21,8 +21,14 @@ struct TimingPolicy {
   std::string describe() const;
 };
 
+// Windows shorter than this would switch CUPTI more often than it is worth; periods longer
+// than a day are no sampling at all (and would overflow a wait in nanoseconds).
+constexpr long long kMinWindowMs = 10;
+constexpr long long kMaxPeriodMs = 24LL * 3600 * 1000;
+
 // Accepts "all", "off" (or "0"), "sampled" (the default window and period) and
-// "sampled:WINDOW_MS/PERIOD_MS" with 0 < WINDOW_MS <= PERIOD_MS. On error, `why` says what.
+// "sampled:WINDOW_MS/PERIOD_MS" with kMinWindowMs <= WINDOW_MS <= PERIOD_MS <= kMaxPeriodMs;
+// a window as long as its period is "all". On error, `why` says what.
 std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::string& why);
 
 // Whether times are collected `since_start` after tracing began.
