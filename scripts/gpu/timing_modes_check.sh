@@ -48,6 +48,12 @@ PY
 done
 [[ $(sort -u "$tmp/verdicts.txt" | wc -l) -eq 1 ]] || fail "verdicts differ between modes"
 
+echo "=== the default mode, named in the header"
+"$shz" run --out "$tmp/default" -- "$reducer" --nproc 1 --steps 4 >/dev/null || fail "default: reducer exit"
+default=$("$dump" "$(ls "$tmp/default"/*.shz | head -1)" | head -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.readline())['header'].get('gpu_times'))")
+echo "default: header gpu_times=$default"
+[[ $default == sampled:200/2000 ]] || fail "default mode is '$default', not sampled:200/2000"
+
 echo "=== reducer step time per mode ($gpus GPU(s), 30 steps), untraced and traced alternating"
 step_ms() { grep '^reducer: rank=0' | sed 's/.*step_ms=\([0-9.]*\).*/\1/'; }
 for mode in all sampled off; do
