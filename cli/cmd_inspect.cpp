@@ -38,8 +38,11 @@ void print_text(const TraceStats& s, std::ostream& out) {
                      header_value(h, "nccl_version"));
   if (auto it = h.find("devices"); it != h.end() && it->is_array())
     for (const auto& d : *it) out << fmt::format("  device {}: {}\n", header_value(d, "index"), header_value(d, "name"));
-  out << fmt::format("  operations: {} ({} with GPU timestamps), kernels without footprint: {} (ordering only)\n",
-                     s.operations, s.timed_operations, s.kernels_without_footprint);
+  // Traces from before GPU times were sampled have no gpu_times: they timed everything.
+  const std::string gpu_times = h.contains("gpu_times") ? header_value(h, "gpu_times") : "all";
+  out << fmt::format("  operations: {} ({} with GPU timestamps; GPU times {}), kernels without footprint: {} "
+                     "(ordering only)\n",
+                     s.operations, s.timed_operations, gpu_times, s.kernels_without_footprint);
   out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
   out << "  streams:\n";
   for (const auto& [id, st] : s.streams) {

@@ -21,16 +21,19 @@ RankTraceBuilder::RankTraceBuilder(int rank, int world_size, std::string stream_
 }
 
 nlohmann::json RankTraceBuilder::header() const {
-  return {{"format", "streamhaz-trace"},
-          {"version", kFormatVersion},
-          {"host", "synthetic"},
-          {"pid", 1000 + rank_},
-          {"rank", rank_},
-          {"world_size", world_size_},
-          {"clock", "simulated"},
-          {"footprints", "annotation"},
-          {"devices", nlohmann::json::array({{{"index", 0}, {"name", "synthetic GPU"}}})},
-          {"command", nlohmann::json::array({"streamhaz-trace-builder"})}};
+  nlohmann::json h = {{"format", "streamhaz-trace"},
+                      {"version", kFormatVersion},
+                      {"host", "synthetic"},
+                      {"pid", 1000 + rank_},
+                      {"rank", rank_},
+                      {"world_size", world_size_},
+                      {"clock", "simulated"},
+                      {"footprints", "annotation"},
+                      {"gpu_times", "all"},  // every operation gets a simulated interval
+                      {"devices", nlohmann::json::array({{{"index", 0}, {"name", "synthetic GPU"}}})},
+                      {"command", nlohmann::json::array({"streamhaz-trace-builder"})}};
+  h.update(extra_header_);
+  return h;
 }
 
 void RankTraceBuilder::add(const Record& r) {

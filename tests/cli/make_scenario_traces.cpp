@@ -5,7 +5,8 @@
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
-//   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8
+//   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
+//               its header says GPU times were sampled
 //   existing.txt  a file `check --output` must not overwrite without --force
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
   {
     TraceBuilder run(1);
     RankTraceBuilder& r = run.rank(0);
+    r.set_header_field("gpu_times", "sampled:200/2000");
     const StreamId latin1 = r.stream("caf\xe9 stream");
     const uint64_t buf = r.alloc(64, "buf");
     r.kernel(latin1, "writer\xff", {writes(buf, 64)});

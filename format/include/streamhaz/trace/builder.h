@@ -99,6 +99,8 @@ class RankTraceBuilder {
   const std::vector<Record>& records() const { return records_; }
   uint64_t operations() const { return operations_; }
   nlohmann::json header() const;
+  // A header field as a tracer would write it (e.g. "gpu_times"); before the first record.
+  void set_header_field(const std::string& key, nlohmann::json value) { extra_header_[key] = std::move(value); }
 
  private:
   uint64_t next_seq() { return ++seq_; }
@@ -112,6 +114,7 @@ class RankTraceBuilder {
 
   int rank_;
   int world_size_;
+  nlohmann::json extra_header_ = nlohmann::json::object();
   std::unique_ptr<TraceFileWriter> sink_;
   std::vector<Record> records_;
   uint64_t seq_ = 0;
