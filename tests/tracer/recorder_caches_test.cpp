@@ -1,6 +1,7 @@
 // The recorder's per-call caches (last stream, last event, function names, the reused Kernel
 // record) and its flat correlation table must never change what is recorded.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <thread>
@@ -48,6 +49,23 @@ TEST_CASE("FlatMap64 agrees with std::map under random inserts and erases") {
   flat.insert_or_assign(5, 2);
   CHECK(*flat.find(5) == 2);
   CHECK(flat.find(0) == nullptr);
+}
+
+TEST_CASE("FlatMap64::erase_if erases exactly the matching entries, runs intact") {
+  FlatMap64<uint64_t> flat;
+  std::map<uint64_t, uint64_t> ref;
+  std::mt19937_64 rng(11);
+  for (uint64_t i = 0; i < 5000; ++i) {
+    uint64_t key = 1 + rng() % 4000;
+    flat.insert_or_assign(key, i);
+    ref[key] = i;
+  }
+  CHECK(flat.erase_if([](uint64_t, uint64_t v) { return v % 3 == 0; }) ==
+        static_cast<size_t>(std::count_if(ref.begin(), ref.end(), [](auto& kv) { return kv.second % 3 == 0; })));
+  std::erase_if(ref, [](auto& kv) { return kv.second % 3 == 0; });
+  REQUIRE(flat.size() == ref.size());
+  for (auto& [k, v] : ref) REQUIRE(*flat.find(k) == v);
+  for (uint64_t key = 1; key <= 4000; ++key) CHECK((flat.find(key) != nullptr) == ref.contains(key));
 }
 
 TEST_CASE("a launch on a stream handle destroyed and created again goes to the new stream") {

@@ -107,3 +107,24 @@ TEST_CASE("a graph launched while GPU times are off keeps nothing waiting") {
   rec.activity(101, 7, 8);  // a second node of the same launch
   CHECK(log.count<Timing>() == 2);
 }
+
+TEST_CASE("operations left waiting when a window closed are forgotten, later ones still timed") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.kernel_launched(StreamRef{0, 0}, 1, testing::launch(1, "never timed"));  // issued as the window switched
+  rec.graph_launched(StreamRef{0, 0}, 2, 0x7777);
+  const uint64_t closed_through = rec.last_seq();
+  rec.kernel_launched(StreamRef{0, 0}, 3, testing::launch(1, "next window"));
+  rec.graph_launched(StreamRef{0, 0}, 4, 0x7777);
+  CHECK(rec.pending_correlations() == 4);
+  rec.forget_timings_through(closed_through);
+  CHECK(rec.pending_correlations() == 2);
+  rec.activity(1, 10, 20);
+  rec.activity(2, 10, 20);
+  rec.activity(3, 30, 40);
+  rec.activity(4, 50, 60);
+  auto timings = log.all<Timing>();
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].op_seq == log.all<Kernel>()[1].op.seq);
+  CHECK(timings[1].op_seq == log.all<GraphLaunch>()[1].op.seq);
+}

@@ -115,18 +115,24 @@ class WindowThread {
   void loop(const TimingPolicy& policy) {
     const auto begin = std::chrono::steady_clock::now();
     bool open = true;  // opened by start_activity
+    uint64_t closed_through = 0;  // the last operation issued before the last window closed
     std::unique_lock lock(mu_);
     while (!stop_) {
       auto since = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
       bool want = timing_window_open(policy, since);
       if (want != open) {
+        Recorder* rec = active_recorder();
+        // Operations of the window before last that still wait (issued as it switched, so
+        // never timed, or running since): a period is long enough to stop waiting.
+        if (want && rec && closed_through) rec->forget_timings_through(closed_through);
         std::string why;
         if (!collect_times(want, why)) {
           // Said in the trace, not on stderr: this can happen at any time, even during the
           // program's own teardown, and the program's output stays as it was.
-          if (Recorder* rec = active_recorder()) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
+          if (rec) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
           return;
         }
+        if (!want && rec) closed_through = rec->last_seq();
         open = want;
       }
       wake_.wait_for(lock, until_next_timing_change(policy, since));

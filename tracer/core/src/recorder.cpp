@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace streamhaz::tracer {
@@ -463,6 +464,16 @@ void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns
   if (!seq) return;  // not an operation we recorded
   emit(Timing{*seq, start_ns, end_ns});
   one_op_.erase(correlation);
+}
+
+void Recorder::forget_timings_through(uint64_t seq) {
+  std::lock_guard lock(mu_);
+  one_op_.erase_if([seq](uint64_t, uint64_t op) { return op <= seq; });
+  for (auto it = many_ops_.begin(); it != many_ops_.end();) {
+    const auto& seqs = it->second.seqs;
+    const bool old = std::all_of(seqs.begin(), seqs.end(), [seq](uint64_t op) { return op <= seq; });
+    it = old ? many_ops_.erase(it) : std::next(it);
+  }
 }
 
 void Recorder::meta(std::string json) {

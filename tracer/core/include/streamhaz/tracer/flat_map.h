@@ -56,6 +56,14 @@ template <class V> class FlatMap64 {
     --size_;
     return true;
   }
+  // Erases every entry for which pred(key, value) holds; returns how many.
+  template <class Pred> size_t erase_if(Pred pred) {
+    std::vector<uint64_t> doomed;
+    for (const Slot& s : slots_)
+      if (s.key != 0 && pred(s.key, s.value)) doomed.push_back(s.key);
+    for (uint64_t key : doomed) erase(key);  // erase shifts entries: not while scanning
+    return doomed.size();
+  }
   // Forgets every entry but keeps the memory.
   void clear() {
     if (size_ == 0) return;

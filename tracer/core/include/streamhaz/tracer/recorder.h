@@ -149,6 +149,9 @@ class Recorder {
   // Whether operations issued from now on will get activity (GPU times sampled or off): those
   // that will not are not kept waiting for it.
   void set_timings_expected(bool expected) { timings_expected_.store(expected, std::memory_order_relaxed); }
+  // Stops waiting for activity of operations with sequence numbers up to `seq`: those whose
+  // activity never comes (issued as a window switched), and any still running this late.
+  void forget_timings_through(uint64_t seq);
 
   void meta(std::string json);
 
