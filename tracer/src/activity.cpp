@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -115,16 +116,21 @@ class WindowThread {
   void loop(const TimingPolicy& policy) {
     const auto begin = std::chrono::steady_clock::now();
     bool open = true;  // opened by start_activity
-    uint64_t closed_through = 0;  // the last operation issued before the last window closed
+    // (when, last operation issued) at each window close: what may still wait for activity.
+    std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> closes;
     std::unique_lock lock(mu_);
     while (!stop_) {
-      auto since = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
+      const auto now = std::chrono::steady_clock::now();
+      auto since = std::chrono::duration_cast<std::chrono::milliseconds>(now - begin);
       bool want = timing_window_open(policy, since);
       if (want != open) {
         Recorder* rec = active_recorder();
-        // Operations of the window before last that still wait (issued as it switched, so
-        // never timed, or running since): a period is long enough to stop waiting.
-        if (want && rec && closed_through) rec->forget_timings_through(closed_through);
+        if (want && rec) {
+          // CUPTI's worker hands over only full buffers; a window's few records could sit in
+          // one for minutes. Collection has been off since the last window: deliver them.
+          cuptiActivityFlushAll(0);
+          forget_stale(*rec, closes, now);
+        }
         std::string why;
         if (!collect_times(want, why)) {
           // Said in the trace, not on stderr: this can happen at any time, even during the
@@ -132,11 +138,26 @@ class WindowThread {
           if (rec) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
           return;
         }
-        if (!want && rec) closed_through = rec->last_seq();
+        if (!want && rec) closes.emplace_back(now, rec->last_seq());
         open = want;
       }
       wake_.wait_for(lock, until_next_timing_change(policy, since));
     }
+  }
+
+  // Operations issued up to a window close long ago that still wait will not be timed: issued
+  // in the microseconds while the window switched (CUPTI never saw them), or running for
+  // longer than kStaleAfter. Each opening flushes what completed, so this loses no timing of
+  // an operation that ended within kStaleAfter of its window.
+  static constexpr std::chrono::seconds kStaleAfter{10};
+  static void forget_stale(Recorder& rec, std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>>& closes,
+                           std::chrono::steady_clock::time_point now) {
+    uint64_t through = 0;
+    while (!closes.empty() && now - closes.front().first >= kStaleAfter) {
+      through = closes.front().second;
+      closes.pop_front();
+    }
+    if (through) rec.forget_timings_through(through);
   }
 
   std::thread thread_;
@@ -165,7 +186,8 @@ bool start_activity(TimingPolicy& policy, std::string& why_not) {
   }
   std::string why;
   if (!collect_times(true, why)) return give_up(why);
-  // Timings reach the trace steadily rather than only when a 4 MiB buffer fills.
+  // CUPTI's worker checks every second; it returns full buffers only (partly filled ones come
+  // with a window's opening in sampled mode, and at exit).
   cuptiActivityFlushPeriod(1000);
   if (policy.mode == GpuTimes::Sampled) {
     auto* windows = new WindowThread;  // never freed: a callback may come after exit

@@ -150,7 +150,8 @@ class Recorder {
   // that will not are not kept waiting for it.
   void set_timings_expected(bool expected) { timings_expected_.store(expected, std::memory_order_relaxed); }
   // Stops waiting for activity of operations with sequence numbers up to `seq`: those whose
-  // activity never comes (issued as a window switched), and any still running this late.
+  // activity never comes (issued as a window switched). The caller picks `seq` old enough that
+  // CUPTI has delivered every activity it will give (tracer/src/activity.cpp).
   void forget_timings_through(uint64_t seq);
 
   void meta(std::string json);
