@@ -74,7 +74,7 @@ template <class C> void visit_fields(C& c, Free& r) {
 template <class C> void visit_fields(C& c, BufferName& r) { c.ptr("ptr", r.ptr); c.u64("bytes", r.bytes); c.u32("name", r.name); }
 template <class C> void visit_fields(C& c, Access& r) {
   c.timing_seq("op_seq", r.op_seq); c.ptr("ptr", r.ptr); c.u64("bytes", r.bytes);
-  c.e_min1("mode", r.mode, 4); c.e("tier", r.tier, 4);
+  c.e_min1("mode", r.mode, 4); c.e("tier", r.tier, kFootprintTierCount);
 }
 template <class C> void visit_fields(C& c, CaptureBegin& r) { c.seq("seq", r.seq); c.u32("stream", r.stream); c.u64("graph", r.graph); }
 template <class C> void visit_fields(C& c, CaptureEnd& r) { c.seq("seq", r.seq); c.u32("stream", r.stream); c.u64("graph", r.graph); }

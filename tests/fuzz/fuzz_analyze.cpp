@@ -210,7 +210,7 @@ Record make_record(Bytes& in, uint8_t kind, RankFile& f, int rank) {
       a.ptr = in.ptr();
       a.bytes = in.size();
       a.mode = static_cast<AccessMode>(1 + b % 3);
-      a.tier = static_cast<FootprintTier>((b >> 2) % 4);
+      a.tier = static_cast<FootprintTier>((b >> 2) % kFootprintTierCount);
       return a;
     }
     case 22: return CaptureBegin{in.seq(f.seq), in.id(), GraphId(in.u8() % 4)};

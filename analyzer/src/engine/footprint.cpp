@@ -42,10 +42,11 @@ void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out) {
 namespace {
 int precision(trace::FootprintTier t) {
   switch (t) {
-    case trace::FootprintTier::Static: return 0;
-    case trace::FootprintTier::Annotation: return 1;
-    case trace::FootprintTier::Exact: return 2;
-    case trace::FootprintTier::Api: return 3;
+    case trace::FootprintTier::Pointer: return 0;
+    case trace::FootprintTier::Static: return 1;
+    case trace::FootprintTier::Annotation: return 2;
+    case trace::FootprintTier::Exact: return 3;
+    case trace::FootprintTier::Api: return 4;
   }
   return 0;
 }

@@ -12,7 +12,8 @@
 
 namespace streamhaz::trace {
 
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 added FootprintTier::Pointer; version-1 traces are read as they are.
+inline constexpr uint32_t kFormatVersion = 2;
 
 using StringId = uint32_t;  // 0: no string
 using StreamId = uint32_t;
@@ -221,7 +222,10 @@ struct BufferName {
 };
 
 enum class AccessMode : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
-enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation };
+// Where a kernel's Access came from. Pointer: a launch argument that points into a traced
+// allocation; extent and direction unknown (`bytes` is 0), so it can only make possible findings.
+enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer };
+inline constexpr uint8_t kFootprintTierCount = 5;
 
 // Bytes a kernel reads or writes, when known from a footprint tier beyond the API one;
 // follows the Kernel record it belongs to.
