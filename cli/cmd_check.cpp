@@ -50,8 +50,8 @@ std::vector<std::string> split_commas(const std::string& list) {
 // --fail-on takes one comma-separated word (a vector option would swallow the TRACE arguments).
 std::string check_fail_on(const std::string& list) {
   for (const std::string& n : split_commas(list))
-    if (n != "races" && n != "race" && n != "oversync" && n != "all" && n != "none")
-      return "'" + n + "' is not one of races, oversync, all, none";
+    if (n != "races" && n != "race" && n != "possible" && n != "oversync" && n != "all" && n != "none")
+      return "'" + n + "' is not one of races, possible, oversync, all, none";
   return {};
 }
 
@@ -60,6 +60,7 @@ std::set<FindingKind> failing_kinds(const std::string& list) {
   for (const std::string& n : split_commas(list)) {
     if (n == "races" || n == "race" || n == "all") kinds.insert(FindingKind::Race);
     if (n == "oversync" || n == "all") kinds.insert(FindingKind::OverSync);
+    if (n == "possible" || n == "all") kinds.insert(FindingKind::PossibleRace);
   }
   return kinds;  // "none": report, never fail
 }
@@ -149,9 +150,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "File of rules hiding known findings (by kind, op, buffer, streams, nvtx, key; see docs/check.md)")
       ->type_name("FILE");
   cmd->add_option("--fail-on", o->fail_on,
-                  "Finding kinds that make the exit status 1, comma-separated: races, oversync, all or none")
+                  "Finding kinds that make the exit status 1, comma-separated: races, possible (pointer-tier races), "
+                  "oversync, all or none")
       ->type_name("KINDS")
-      ->check(CLI::Validator(check_fail_on, "{races,oversync,all,none}", "fail-on kinds"))
+      ->check(CLI::Validator(check_fail_on, "{races,possible,oversync,all,none}", "fail-on kinds"))
       ->capture_default_str();
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");

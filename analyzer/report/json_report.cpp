@@ -55,11 +55,15 @@ json trace_json(const analysis::TraceSummary& t) {
 json json_report(const ReportInput& input) {
   const auto& a = input.analysis;
   json findings = json::array(), suppressed = json::array(), traces = json::array();
-  uint64_t races = 0;
+  uint64_t races = 0, possible = 0;
   for (const Finding& f : a.findings) {
     findings.push_back(finding_json(f));
     races += f.kind == analysis::FindingKind::Race;
+    possible += f.kind == analysis::FindingKind::PossibleRace;
   }
+  json kernels_by_tier = json::object();
+  for (size_t t = 0; t < a.kernels_by_tier.size(); ++t)
+    kernels_by_tier[trace::to_string(static_cast<trace::FootprintTier>(t))] = a.kernels_by_tier[t];
   for (const SuppressedFinding& s : input.suppressed) {
     json entry = finding_json(s.finding);
     entry["suppressed_by"] = {{"file", s.rule.file}, {"line", s.rule.line}, {"rule", s.rule.text}};
@@ -71,10 +75,12 @@ json json_report(const ReportInput& input) {
           {"summary",
            {{"findings", a.findings.size()},
             {"races", races},
-            {"oversync", a.findings.size() - races},
+            {"possible_races", possible},
+            {"oversync", a.findings.size() - races - possible},
             {"suppressed", input.suppressed.size()},
             {"operations_checked", a.operations_checked},
-            {"operations_without_footprint", a.operations_without_footprint}}},
+            {"operations_without_footprint", a.operations_without_footprint},
+            {"kernels_by_tier", std::move(kernels_by_tier)}}},
           {"traces", std::move(traces)},
           {"warnings", a.warnings},
           {"findings", std::move(findings)},

@@ -35,6 +35,11 @@ constexpr RuleInfo kRules[] = {
      "A wait or synchronisation that protects no conflicting pair",
      "A stream wait, event or device synchronisation orders operations that never touch the same bytes. "
      "It costs overlap (step time) without preventing any race."},
+    {FindingKind::PossibleRace, "PossibleStreamRace", "warning",
+     "A kernel given a pointer into bytes another stream accesses, unordered",
+     "A kernel received a launch argument pointing into bytes that an operation on another CUDA stream writes "
+     "(or that another kernel also received), and nothing orders the two. Which bytes the kernel touches is "
+     "unknown (pointer footprint tier): an exact trace or a kernel summary confirms or clears it."},
 };
 
 size_t rule_index(FindingKind kind) {

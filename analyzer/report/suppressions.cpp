@@ -68,8 +68,9 @@ SuppressionRule parse_rule(const std::string& text, const std::string& file, int
   std::string kind = trim(std::string_view(text).substr(0, starts.empty() ? text.size() : starts.front()));
   if (kind == "race") rule.kind = analysis::FindingKind::Race;
   else if (kind == "oversync") rule.kind = analysis::FindingKind::OverSync;
+  else if (kind == "possible-race") rule.kind = analysis::FindingKind::PossibleRace;
   else if (!kind.empty() && kind != "*")
-    throw fail("expected a finding kind (race, oversync or *) or key:value fields, found '" + kind + "'");
+    throw fail("expected a finding kind (race, possible-race, oversync or *) or key:value fields, found '" + kind + "'");
 
   for (size_t n = 0; n < starts.size(); ++n) {
     size_t key_len = field_start_length(text, starts[n]);

@@ -70,7 +70,7 @@ void write_buffer(std::ostream& out, const Finding& f) {
 void write_finding(std::ostream& out, const Finding& f) {
   out << kRule << "\n";
   out << "streamhaz: " << kind_id(f.kind) << ": " << printable(f.title) << "\n";
-  if (f.kind == FindingKind::Race) {
+  if (f.kind == FindingKind::Race || f.kind == FindingKind::PossibleRace) {
     write_race_ops(out, f);
   } else {
     write_op(out, "Operation", f.first);
@@ -78,7 +78,7 @@ void write_finding(std::ostream& out, const Finding& f) {
   }
   write_buffer(out, f);
   if (!f.missing_order.empty())
-    out << "  " << (f.kind == FindingKind::Race ? "Missing order: " : "Proposal: ") << printable(f.missing_order) << "\n";
+    out << "  " << (f.kind == FindingKind::OverSync ? "Proposal: " : "Missing order: ") << printable(f.missing_order) << "\n";
   if (overlapped_in_time(f.first, f.second)) out << "  The captured run executed the two operations overlapping in time.\n";
   out << "  Occurrences: " << f.occurrences;
   if (!f.ranks.empty()) out << fmt::format(" (ranks {})", fmt::join(f.ranks, ", "));
@@ -102,23 +102,39 @@ std::string printable(const std::string& text) {
   return out;
 }
 
+// "(kernels: 12 exact, 40 pointer only, 3 without footprint: ordering only)"
+std::string footprint_coverage(const analysis::AnalysisResult& a) {
+  std::vector<std::string> parts;
+  constexpr trace::FootprintTier order[] = {trace::FootprintTier::Exact, trace::FootprintTier::Static,
+                                            trace::FootprintTier::Annotation, trace::FootprintTier::Api};
+  for (trace::FootprintTier t : order)
+    if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(t)]) parts.push_back(fmt::format("{} {}", n, trace::to_string(t)));
+  if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(trace::FootprintTier::Pointer)])
+    parts.push_back(fmt::format("{} pointer only", n));
+  if (a.operations_without_footprint)
+    parts.push_back(fmt::format("{} without footprint: ordering only", a.operations_without_footprint));
+  if (parts.empty()) return {};
+  return fmt::format(" (kernels: {})", fmt::join(parts, ", "));
+}
+
 std::string summary_line(const ReportInput& input) {
   const auto& a = input.analysis;
-  uint64_t races = 0, oversync = 0;
-  for (const Finding& f : a.findings) (f.kind == FindingKind::Race ? races : oversync)++;
+  uint64_t races = 0, possible = 0, oversync = 0;
+  for (const Finding& f : a.findings)
+    (f.kind == FindingKind::Race ? races : f.kind == FindingKind::PossibleRace ? possible : oversync)++;
   std::string line = "streamhaz: ";
   if (a.findings.empty()) {
     line += "no findings";
   } else {
     std::vector<std::string> parts;
     if (races) parts.push_back(plural(races, "race", "races"));
+    if (possible) parts.push_back(plural(possible, "possible race", "possible races"));
     if (oversync) parts.push_back(plural(oversync, "over-synchronisation", "over-synchronisations"));
     line += fmt::format("{}", fmt::join(parts, " and "));
   }
   line += fmt::format(" in {}, {} checked", plural(a.traces.size(), "trace", "traces"),
                       plural(a.operations_checked, "operation", "operations"));
-  if (a.operations_without_footprint)
-    line += fmt::format(" ({} without footprint: ordering only)", a.operations_without_footprint);
+  line += footprint_coverage(a);
   if (!input.suppressed.empty()) line += fmt::format("; {} suppressed", input.suppressed.size());
   if (!a.warnings.empty()) line += fmt::format("; {}", plural(a.warnings.size(), "warning", "warnings"));
   return line;

@@ -100,6 +100,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     if (s.truncated) result.warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk: {}", s.truncation));
     result.operations_checked += run.engine->operations();
     result.operations_without_footprint += run.engine->operations_without_footprint();
+    for (size_t t = 0; t < result.kernels_by_tier.size(); ++t) result.kernels_by_tier[t] += run.engine->kernels_by_tier()[t];
     result.traces.push_back(std::move(s));
   }
   if (collectives.partial())

@@ -170,7 +170,7 @@ uint64_t RankTraceBuilder::kernel(StreamId s, const std::string& name, const std
   k.grid[0] = 128;
   k.block[0] = 256;
   add(k);
-  for (const KernelAccess& a : accesses) add(Access{k.op.seq, a.ptr, a.bytes, a.mode, tier});
+  for (const KernelAccess& a : accesses) add(Access{k.op.seq, a.ptr, a.bytes, a.mode, a.tier.value_or(tier)});
   emit_timing(k.op.seq, s, us);
   return k.op.seq;
 }

@@ -15,10 +15,12 @@ TEST_CASE("sarif: a 2.1.0 log with one rule per finding kind") {
   CHECK(log["version"] == "2.1.0");
   CHECK_THAT(log["$schema"].get<std::string>(), Catch::Contains("sarif-schema-2.1.0.json"));
   json rules = log["runs"][0]["tool"]["driver"]["rules"];
-  REQUIRE(rules.size() == 2);
+  REQUIRE(rules.size() == 3);
   CHECK(rules[0]["id"] == "race");
   CHECK(rules[0]["defaultConfiguration"]["level"] == "error");
   CHECK(rules[1]["id"] == "oversync");
+  CHECK(rules[2]["id"] == "possible-race");
+  CHECK(rules[2]["defaultConfiguration"]["level"] == "warning");
 }
 
 TEST_CASE("sarif: results point at their rule and carry the finding key as fingerprint") {

@@ -63,7 +63,7 @@ TEST_CASE("text: every finding is one delimited block, warnings and summary at t
   CHECK(rules == 4);
   CHECK_THAT(text, Contains("warning: traces/zero2 run/rank1.shz: truncated at byte 9000"));
   CHECK_THAT(text, Contains("streamhaz: 1 race and 1 over-synchronisation in 2 traces, 238 operations checked "
-                            "(4 without footprint: ordering only); 1 suppressed; 1 warning\n"));
+                            "(kernels: 4 without footprint: ordering only); 1 suppressed; 1 warning\n"));
 }
 
 TEST_CASE("text: a clean result is one summary line") {
@@ -71,6 +71,17 @@ TEST_CASE("text: a clean result is one summary line") {
   clean.analysis.traces = {{.path = "r0.shz", .rank = 0}};
   clean.analysis.operations_checked = 10;
   CHECK(text_of(clean) == "streamhaz: no findings in 1 trace, 10 operations checked\n");
+}
+
+TEST_CASE("text: the summary says how many kernels each footprint tier covered") {
+  ReportInput in;
+  in.analysis.traces = {{.path = "r0.shz", .rank = 0}};
+  in.analysis.operations_checked = 10;
+  in.analysis.kernels_by_tier[size_t(streamhaz::trace::FootprintTier::Exact)] = 3;
+  in.analysis.kernels_by_tier[size_t(streamhaz::trace::FootprintTier::Pointer)] = 2;
+  in.analysis.operations_without_footprint = 1;
+  CHECK(text_of(in) == "streamhaz: no findings in 1 trace, 10 operations checked "
+                       "(kernels: 3 exact, 2 pointer only, 1 without footprint: ordering only)\n");
 }
 
 TEST_CASE("text: printable escapes control characters only") {

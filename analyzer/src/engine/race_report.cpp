@@ -52,21 +52,21 @@ OpRef RankEngine::describe(const OpStamp& op, AccessMode role) const {
   return ref;
 }
 
-void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode second_role) {
+void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode second_role, bool possible) {
   const NamedRange* named = book_.name_at(c.lo);
   const Allocation* alloc = book_.allocation_at(c.lo);
   const uint64_t base = named ? named->base : alloc ? alloc->base : 0;
   const uint64_t buffer_id = named ? (1ull << 62) | named->name : alloc ? (2ull << 62) | alloc->ordinal : 0;
 
-  const PatternKey pattern{pack_op(c.first, c.first_role), pack_names(c.first), pack_op(second, second_role),
-                           pack_names(second), buffer_id};
+  const PatternKey pattern{pack_op(c.first, c.first_role) | (uint64_t(possible) << 32), pack_names(c.first),
+                           pack_op(second, second_role), pack_names(second), buffer_id};
   if (auto it = patterns_.find(pattern); it != patterns_.end()) {
     findings_.repeat(it->second, rank_, c.lo - base, c.hi - c.lo);
     return;
   }
 
   Finding f;
-  f.kind = FindingKind::Race;
+  f.kind = possible ? FindingKind::PossibleRace : FindingKind::Race;
   f.first = describe(c.first, c.first_role);
   f.second = describe(second, second_role);
   std::string buffer_key;
@@ -85,16 +85,23 @@ void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode sec
   f.buffer.alloc_base = base;
   f.buffer.offset = c.lo - base;
   f.buffer.bytes = c.hi - c.lo;
-  f.title = fmt::format("{}-after-{} race on {}", role_word(second_role), role_word(c.first_role), f.buffer.name);
+  f.title = fmt::format("{}{}-after-{} race on {}", possible ? "possible " : "", role_word(second_role),
+                        role_word(c.first_role), f.buffer.name);
   f.missing_order = missing_order_text(f.first, f.second, second.stream_slot == kHostSlot);
   f.tier = weaker_tier(c.first.tier, second.tier);
   f.exact = c.first.exact && second.exact;
+  if (possible)
+    f.detail = fmt::format("a kernel of this pair received a pointer to byte {} of the buffer as a launch argument; "
+                           "which bytes it reads or writes is unknown: trace with --footprints exact, or give "
+                           "check a kernels.json summary (streamhaz kernels scan), to confirm or clear it",
+                           c.lo - base);
   if ((c.first.flags | second.flags) & kOpInGraph)
-    f.detail = "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";
+    f.detail += std::string(f.detail.empty() ? "" : "; ") +
+                "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";
   auto part = [](const OpRef& o) {
     return fmt::format("{}:{}|{}|{}|{}", role_word(o.role), o.kind, o.name, o.stream_name, o.nvtx);
   };
-  f.key = fmt::format("race|{}||{}||{}", part(f.first), part(f.second), buffer_key);
+  f.key = fmt::format("{}|{}||{}||{}", possible ? "possible-race" : "race", part(f.first), part(f.second), buffer_key);
   patterns_.emplace(pattern, findings_.add(std::move(f)));
 }
 

@@ -233,10 +233,15 @@ void RankEngine::on(const trace::Kernel& r) {
   pending_.op = stamp(r.op, e, slot, OpKind::Kernel, r.name);
   pending_.slot = slot;
   pending_.ranges.clear();
+  pending_.pointers.clear();
 }
 
 
 void RankEngine::on(const trace::Access& r) {
+  if (pending_.active && pending_.op.seq == r.op_seq && r.tier == trace::FootprintTier::Pointer) {
+    pending_.pointers.push_back(r.ptr);
+    return;
+  }
   if (pending_.active && pending_.op.seq == r.op_seq) {
     // Static summaries may fall back to "rest of the allocation": not exact.
     pending_.ranges.push_back({r.ptr, range_end(r.ptr, r.bytes), r.mode, r.tier != trace::FootprintTier::Static});
@@ -255,13 +260,34 @@ void RankEngine::on(const trace::Access& r) {
 void RankEngine::flush_pending() {
   if (!pending_.active) return;
   pending_.active = false;
-  if (pending_.ranges.empty()) {
+  OpStamp op = pending_.op;
+  const VectorClock& now = streams_[pending_.slot].clock;
+  if (!pending_.ranges.empty()) {
+    ++kernels_by_tier_[static_cast<size_t>(op.tier)];
+    op.exact = all_exact(pending_.ranges);
+    for (const ByteRange& b : pending_.ranges) touch(op, b, now);
+    // A pointer argument into bytes no range of a stronger tier covers is still evidence: the
+    // kernel may reach memory its summary or instrumentation did not see (a struct member, a
+    // TMA copy that Compute Sanitizer does not report).
+    std::erase_if(pending_.pointers, [&](uint64_t p) {
+      return std::any_of(pending_.ranges.begin(), pending_.ranges.end(),
+                         [p](const ByteRange& b) { return b.lo <= p && p < b.hi; });
+    });
+    if (!pending_.pointers.empty()) {
+      OpStamp weak = op;
+      weak.tier = trace::FootprintTier::Pointer;
+      weak.exact = false;
+      touch_pointers(weak, pending_.pointers, now);
+    }
+  } else if (!pending_.pointers.empty()) {
+    ++kernels_by_tier_[static_cast<size_t>(trace::FootprintTier::Pointer)];
+    op.tier = trace::FootprintTier::Pointer;
+    op.exact = false;
+    touch_pointers(op, pending_.pointers, now);
+  } else {
     ++without_footprint_;  // ordering only
     return;
   }
-  OpStamp op = pending_.op;
-  op.exact = all_exact(pending_.ranges);
-  for (const ByteRange& b : pending_.ranges) touch(op, b, streams_[pending_.slot].clock);
   report_conflicts(op);
 }
 
@@ -353,6 +379,7 @@ void RankEngine::on(const trace::Alloc& r) {
   // before it (checked when the free was applied).
   book_.allocate(r);
   shadow_.forget(r.ptr, range_end(r.ptr, r.bytes));
+  pointer_shadow_.forget(r.ptr, range_end(r.ptr, r.bytes));
 }
 
 void RankEngine::on(const trace::Free& r) {
@@ -383,33 +410,63 @@ void RankEngine::on(const trace::Free& r) {
   op.flags = kOpHostSide;
   shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
   for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
+  conflicts_.clear();
+  pointer_shadow_.written(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
+  for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write, true);
+  pointer_shadow_.forget(a.base, range_end(a.base, a.bytes));
   book_.release(r.ptr);
 }
 
 void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
 
+namespace {
+// The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
+template <class OpConflictT>
+void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
+  for (OpConflictT& oc : into) {
+    if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
+      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
+      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
+      oc.c.lo = std::min(oc.c.lo, c.lo);
+      oc.c.hi = std::max(oc.c.hi, c.hi);
+      return;
+    }
+  }
+  into.push_back({c, second_role});
+}
+bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
+}  // namespace
+
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_);
-  for (const Conflict& c : conflicts_) {
-    bool merged = false;
-    for (OpConflict& oc : op_conflicts_) {
-      // The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
-      if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
-        oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
-        oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(b.mode));
-        oc.c.lo = std::min(oc.c.lo, c.lo);
-        oc.c.hi = std::max(oc.c.hi, c.hi);
-        merged = true;
-        break;
-      }
-    }
-    if (!merged) op_conflicts_.push_back({c, b.mode});
+  for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
+  if (writes(b.mode) && !pointer_shadow_.empty()) {
+    conflicts_.clear();
+    pointer_shadow_.written(b.lo, b.hi, op, now, conflicts_);
+    for (const Conflict& c : conflicts_) gather(op_possible_, c, b.mode);
+  }
+}
+
+// A pointer-tier kernel meets the last writer of the byte its argument points at, and earlier
+// pointer-tier accesses with the same pointer value; both pairs are possible races.
+void RankEngine::touch_pointers(const OpStamp& op, const std::vector<uint64_t>& pointers, const VectorClock& now) {
+  for (uint64_t addr : pointers) {
+    conflicts_.clear();
+    const uint64_t next = range_end(addr, 1);
+    shadow_.cells().visit(addr, next, [&](uint64_t, uint64_t, const ShadowCell& cell) {
+      if (cell.writer.valid() && !(cell.writer == op) && !now.covers(cell.writer.epoch))
+        conflicts_.push_back(Conflict{cell.writer, AccessMode::Write, addr, next});
+    });
+    pointer_shadow_.access(addr, op, now, conflicts_);
+    for (const Conflict& c : conflicts_) gather(op_possible_, c, AccessMode::ReadWrite);
   }
 }
 
 void RankEngine::report_conflicts(const OpStamp& op) {
   for (const OpConflict& oc : op_conflicts_) report(oc.c, op, oc.second_role);
   op_conflicts_.clear();
+  for (const OpConflict& oc : op_possible_) report(oc.c, op, oc.second_role, true);
+  op_possible_.clear();
 }
 
 }  // namespace streamhaz::analysis

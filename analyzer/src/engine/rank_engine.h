@@ -4,6 +4,7 @@
 // docs/analysis.md states each rule and why its edge is sound.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "findings/finding_collector.h"
 #include "model/address_book.h"
 #include "model/op_stamp.h"
+#include "shadow/pointer_shadow.h"
 #include "shadow/shadow_memory.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/trace/records.h"
@@ -39,6 +41,8 @@ class RankEngine {
   int rank() const { return rank_; }
   uint64_t operations() const { return operations_; }
   uint64_t operations_without_footprint() const { return without_footprint_; }
+  // Kernels by the weakest tier of their footprint (pointer: pointer-tier accesses only).
+  const std::array<uint64_t, trace::kFootprintTierCount>& kernels_by_tier() const { return kernels_by_tier_; }
 
   // Public for graph_replay.cpp and tests.
   static constexpr uint32_t kHostSlot = UINT32_MAX;
@@ -84,6 +88,7 @@ class RankEngine {
     OpStamp op;
     uint32_t slot = 0;
     std::vector<ByteRange> ranges;
+    std::vector<uint64_t> pointers;  // pointer-tier accesses: addresses, extent unknown
   };
   struct Blocked {
     CollectiveKey key;
@@ -155,7 +160,9 @@ class RankEngine {
   // an operation reading and writing the same bytes (in place) gives one finding per pair.
   void touch(const OpStamp& op, const ByteRange& r, const VectorClock& now);
   void report_conflicts(const OpStamp& op);
-  void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role);
+  // `possible`: one side is a pointer-tier access (extent and direction unknown).
+  void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role, bool possible = false);
+  void touch_pointers(const OpStamp& op, const std::vector<uint64_t>& pointers, const VectorClock& now);
   void flush_pending();
   OpRef describe(const OpStamp& op, trace::AccessMode role) const;
   std::string stream_label(uint32_t slot) const;
@@ -183,6 +190,7 @@ class RankEngine {
   HostTimeline* host_ = nullptr;
   AddressBook book_;
   ShadowMemory shadow_;
+  PointerShadow pointer_shadow_;
   std::map<trace::GraphId, CapturedGraph> graphs_;
   const trace::Record* current_ = nullptr;  // the record being applied (for capture)
 
@@ -199,9 +207,11 @@ class RankEngine {
     trace::AccessMode second_role;
   };
   std::vector<OpConflict> op_conflicts_;  // of the operation being checked
+  std::vector<OpConflict> op_possible_;   // its possible conflicts (pointer tier)
   std::unordered_map<PatternKey, size_t, PatternHash> patterns_;
   uint64_t operations_ = 0;
   uint64_t without_footprint_ = 0;
+  std::array<uint64_t, trace::kFootprintTierCount> kernels_by_tier_{};
 };
 
 }  // namespace streamhaz::analysis

@@ -1,6 +1,7 @@
 // What the analysis reports. Report writers (text, JSON, SARIF) read only these types.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct BufferRef {
   uint64_t bytes = 0;
 };
 
-enum class FindingKind { Race, OverSync };
+// PossibleRace: one side is known only from the pointer tier (a launch argument pointing into
+// the buffer, extent and direction unknown); gated apart from races (check --fail-on possible).
+enum class FindingKind { Race, OverSync, PossibleRace };
 
 struct Finding {
   FindingKind kind = FindingKind::Race;
@@ -67,6 +70,9 @@ struct AnalysisResult {
   std::vector<std::string> warnings;  // for humans: truncated inputs, unmatched collectives...
   uint64_t operations_checked = 0;
   uint64_t operations_without_footprint = 0;  // kernels contributing ordering only
+  // Kernels by the weakest footprint tier they were checked with (indexed by FootprintTier;
+  // pointer: pointer-tier accesses only). Memcpy, memset and NCCL operations are API-tier.
+  std::array<uint64_t, trace::kFootprintTierCount> kernels_by_tier{};
 };
 
 }  // namespace streamhaz::analysis

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,10 +31,13 @@ struct KernelAccess {
   uint64_t ptr = 0;
   uint64_t bytes = 0;
   AccessMode mode = AccessMode::Read;
+  std::optional<FootprintTier> tier;  // the kernel's tier unless set
 };
-inline KernelAccess reads(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::Read}; }
-inline KernelAccess writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::Write}; }
-inline KernelAccess reads_writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::ReadWrite}; }
+inline KernelAccess reads(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::Read, {}}; }
+inline KernelAccess writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::Write, {}}; }
+inline KernelAccess reads_writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::ReadWrite, {}}; }
+// A launch argument pointing at `ptr` (pointer tier: extent and direction unknown).
+inline KernelAccess pointer_arg(uint64_t ptr) { return {ptr, 0, AccessMode::ReadWrite, FootprintTier::Pointer}; }
 
 class RankTraceBuilder {
  public:
