@@ -171,8 +171,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
   cmd->add_option("--out", opts->out, "Folder for the trace files (one per rank)")->capture_default_str();
   cmd->add_option("--footprints", opts->footprints,
-                  "Kernel footprint tier: api (default), static or exact; else STREAMHAZ_FOOTPRINTS")
-      ->check(CLI::IsMember({"api", "static", "exact"}));
+                  "Kernel footprint tier: pointer (default: launch arguments that point into traced "
+                  "allocations), api (none), static (argument bytes for `check --kernels`) or exact "
+                  "(byte ranges from instrumentation); else STREAMHAZ_FOOTPRINTS")
+      ->check(CLI::IsMember({"api", "pointer", "static", "exact"}));
   cmd->add_option("--gpu-times", opts->gpu_times,
                   "GPU start/end times: all, off, or sampled[:WINDOW_MS/PERIOD_MS] (default sampled, "
                   "200 ms in every 2000; else STREAMHAZ_GPU_TIMES). Every operation is traced in "

@@ -150,6 +150,7 @@ TEST_CASE("an event handle destroyed or created again is a new event for records
 TEST_CASE("the reused kernel record carries each launch's own fields and parameter bytes") {
   RecordLog log;
   Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::PointersAndBytes);  // the tiers that keep the bytes
   KernelLaunch a = testing::launch(0x10, "_Z1aPf");
   const std::string long_params(40, 'x');
   a.params = long_params;

@@ -12,12 +12,12 @@
 
 namespace streamhaz::tracer::glue {
 
-enum class Footprints { Api, Static, Exact };
+enum class Footprints { Api, Pointer, Static, Exact };
 
 struct TracerState {
   std::atomic<bool> recording{false};  // CUPTI subscribed, process not forked, not closed
   std::atomic<bool> given_up{false};   // CUPTI refused us: stay out of the way
-  Footprints footprints = Footprints::Api;
+  Footprints footprints = Footprints::Pointer;
   TimingPolicy gpu_times;  // when CUPTI activity is on (STREAMHAZ_GPU_TIMES)
   Session* session = nullptr;
 };

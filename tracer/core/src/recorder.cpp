@@ -236,6 +236,45 @@ void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLa
   std::lock_guard lock(mu_);
   ThreadState& t = thread_state();
   if (t.nccl_depth > 0 && !t.claimants.empty()) return lend_to_nccl(t, s, correlation);
+  if (!hold_kernels_) return emit_kernel(t, s, correlation, k, nullptr);
+  ThreadState::HeldLaunch& h = t.held_launch;
+  h.active = true;
+  h.stream = s;
+  h.correlation = correlation;
+  h.function = k.function;
+  h.name.assign(k.name.view());
+  std::copy(k.grid, k.grid + 3, h.grid);
+  std::copy(k.block, k.block + 3, h.block);
+  h.shared_mem = k.shared_mem;
+  h.params.assign(k.params.data(), k.params.size());
+}
+
+void Recorder::release_kernel(const std::vector<KernelRange>* ranges) {
+  std::lock_guard lock(mu_);
+  // Looked up without thread_state(): a thread with nothing held must not leave a HostThread.
+  auto it = threads_.find(current_thread_id());
+  if (it == threads_.end() || !it->second.held_launch.active) return;
+  ThreadState& t = thread_state();
+  ThreadState::HeldLaunch& h = t.held_launch;
+  h.active = false;
+  KernelLaunch k;
+  k.function = h.function;
+  k.name = std::string_view(h.name);
+  std::copy(h.grid, h.grid + 3, k.grid);
+  std::copy(h.block, h.block + 3, k.block);
+  k.shared_mem = h.shared_mem;
+  k.params = h.params;
+  emit_kernel(t, h.stream, h.correlation, k, ranges);
+}
+
+bool Recorder::holds_kernel() {
+  std::lock_guard lock(mu_);
+  auto it = threads_.find(current_thread_id());  // no HostThread record for a question
+  return it != threads_.end() && it->second.held_launch.active;
+}
+
+void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
+                           const std::vector<KernelRange>* exact) {
   Kernel& rec = std::get<Kernel>(kernel_record_);
   rec.name = function_name(k);  // before op_common: a StringDef precedes the stream's records
   rec.op = op_common(t, s);
@@ -244,9 +283,18 @@ void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLa
     rec.block[i] = k.block[i];
   }
   rec.shared_mem = k.shared_mem;
-  rec.params.assign(k.params.data(), k.params.size());
+  if (kernel_arguments_ == KernelArguments::PointersAndBytes) rec.params.assign(k.params.data(), k.params.size());
+  else rec.params.clear();
   expect_activity(correlation, rec.op.seq);
   emit(kernel_record_);
+  if (kernel_arguments_ != KernelArguments::Drop) {
+    pointers_.clear();
+    allocations_.pointers_in(k.params, pointers_);
+    for (uint64_t p : pointers_) emit(Access{rec.op.seq, p, 0, AccessMode::ReadWrite, FootprintTier::Pointer});
+  }
+  if (exact)
+    for (const KernelRange& r : *exact)
+      if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, FootprintTier::Exact});
 }
 
 void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) {
@@ -316,6 +364,7 @@ void Recorder::allocated(AllocKind kind, uint64_t ptr, uint64_t bytes, uint32_t 
   a.stream = stream ? stream_id(t, *stream) : 0;
   a.seq = next_seq();
   emit(a);
+  allocations_.add(ptr, bytes);
 }
 
 void Recorder::freed(AllocKind kind, uint64_t ptr, std::optional<StreamRef> stream) {
@@ -327,6 +376,7 @@ void Recorder::freed(AllocKind kind, uint64_t ptr, std::optional<StreamRef> stre
   f.stream = stream ? stream_id(t, *stream) : 0;
   f.seq = next_seq();
   emit(f);
+  allocations_.remove(ptr);
 }
 
 void Recorder::buffer_named(uint64_t ptr, uint64_t bytes, std::string_view name) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/flat_map.h"
 
 namespace streamhaz::tracer {
@@ -79,6 +80,12 @@ struct KernelLaunch {
   std::string_view params;    // raw bytes when footprints need them, else empty; copied
 };
 
+// Bytes a launch touched, as the exact tier's instrumentation reported them.
+struct KernelRange {
+  uint64_t lo = 0, hi = 0;
+  trace::AccessMode mode = trace::AccessMode::Read;
+};
+
 // One NCCL call as issued (before the recorder adds seq, stream id and comm facts).
 struct NcclCall {
   trace::NcclKind kind = trace::NcclKind::AllReduce;
@@ -91,6 +98,14 @@ struct NcclCall {
   int32_t peer = -1;
   uint64_t comm = 0;  // the ncclComm_t value
   StreamRef stream;
+};
+
+// What a kernel's launch arguments become in the trace.
+enum class KernelArguments {
+  Drop,              // api tier: nothing
+  Pointers,          // pointer tier: an Access of tier pointer per argument word that points
+                     // into a traced allocation; the bytes themselves are not kept
+  PointersAndBytes,  // static/exact tiers: the raw bytes too, for kernel summaries
 };
 
 class Recorder {
@@ -112,6 +127,17 @@ class Recorder {
   void stream_synchronized(StreamRef s);
   void stream_queried(StreamRef s, bool complete);
   void device_synchronized(uint32_t device);
+
+  // Set once, before recording starts.
+  void set_kernel_arguments(KernelArguments a) { kernel_arguments_ = a; }
+  KernelArguments kernel_arguments() const { return kernel_arguments_; }
+  // Exact tier: a launch's Kernel record waits, per thread, until its instrumentation reports
+  // the bytes it touched (release_kernel, still inside the launch call), so that the record and
+  // its Access records leave together; it takes its seq then.
+  void set_hold_kernels(bool hold) { hold_kernels_ = hold; }
+  // The calling thread's held launch leaves now, with these ranges (null: none were reported).
+  void release_kernel(const std::vector<KernelRange>* ranges);
+  bool holds_kernel();
 
   // Operations on streams. `correlation` joins the later activity timestamps (0: none).
   void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
@@ -193,6 +219,15 @@ class Recorder {
     std::vector<trace::Nccl> claimants; // recorded calls that claim kernels launched now
     StreamCache last_stream;
     EventCache last_event;
+    struct HeldLaunch {
+      bool active = false;
+      StreamRef stream;
+      uint64_t correlation = 0;
+      uint64_t function = 0;
+      std::string name;
+      uint32_t grid[3], block[3], shared_mem = 0;
+      std::string params;
+    } held_launch;  // exact tier: the launch waiting for its footprint
   };
   struct StreamKey {
     uint64_t handle;
@@ -221,6 +256,8 @@ class Recorder {
   trace::EventId event_id(uint64_t event);
   trace::StringId intern(std::string_view text);
   trace::StringId function_name(const KernelLaunch& k);
+  void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
+                   const std::vector<KernelRange>* exact);
   trace::OpCommon op_common(ThreadState& t, StreamRef s);
   void lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation);
   CommState& comm_state(uint64_t comm);
@@ -264,6 +301,10 @@ class Recorder {
   std::unordered_map<uint64_t, ManyOps> many_ops_;
   static constexpr size_t kMaxPendingCorrelations = 1 << 20;
   std::atomic<bool> timings_expected_{true};
+  KernelArguments kernel_arguments_ = KernelArguments::Drop;
+  bool hold_kernels_ = false;
+  AllocationIndex allocations_;      // device, managed, pinned and mapped memory seen so far
+  std::vector<uint64_t> pointers_;   // scratch: the launch's pointer arguments
 };
 
 // The calling thread's kernel id (gettid), cached per thread.

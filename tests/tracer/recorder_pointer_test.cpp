@@ -1,0 +1,151 @@
+// The pointer footprint tier in the recorder: launch-argument words that point into traced
+// allocations become Access records of tier pointer; the raw bytes are kept only when the
+// static/exact tiers need them.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "record_log.h"
+#include "streamhaz/tracer/allocation_index.h"
+
+using namespace streamhaz::tracer;
+using namespace streamhaz::trace;
+using streamhaz::tracer::testing::RecordLog;
+
+namespace {
+
+std::string words(std::initializer_list<uint64_t> values) {
+  std::string bytes(values.size() * 8, '\0');
+  size_t off = 0;
+  for (uint64_t v : values) {
+    std::memcpy(bytes.data() + off, &v, 8);
+    off += 8;
+  }
+  return bytes;
+}
+
+constexpr uint64_t kSegment = 0x7f0000000000;
+
+}  // namespace
+
+TEST_CASE("AllocationIndex finds values inside live allocations only") {
+  AllocationIndex index;
+  index.add(kSegment, 4096);
+  index.add(kSegment + 8192, 4096);
+  CHECK(index.contains(kSegment));
+  CHECK(index.contains(kSegment + 4095));
+  CHECK_FALSE(index.contains(kSegment + 4096));  // the gap between the two
+  CHECK(index.contains(kSegment + 8192 + 100));
+  CHECK_FALSE(index.contains(kSegment + 8192 + 4096));
+  CHECK_FALSE(index.contains(42));
+  index.remove(kSegment);
+  CHECK_FALSE(index.contains(kSegment + 10));
+  CHECK(index.contains(kSegment + 8192));
+  index.remove(kSegment + 8192);
+  CHECK_FALSE(index.contains(kSegment + 8192));
+  CHECK(index.size() == 0);
+}
+
+TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
+  AllocationIndex index;
+  index.add(kSegment, 1 << 20);
+  std::vector<uint64_t> found;
+  // A count, a pointer, a float pair, the same pointer again (aliasing), a second pointer.
+  index.pointers_in(words({1024, kSegment + 256, 0x3f8000003f800000, kSegment + 256, kSegment + 4096}), found);
+  CHECK(found == std::vector<uint64_t>{kSegment + 256, kSegment + 4096});
+  // A trailing partial word is not read.
+  found.clear();
+  index.pointers_in(words({kSegment}).substr(0, 7), found);
+  CHECK(found.empty());
+}
+
+TEST_CASE("pointer tier: launch arguments into allocations become pointer Access records") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::Pointers);
+  rec.allocated(AllocKind::Device, kSegment, 1 << 20, 0);
+  const std::string args = words({kSegment + 512, 77, 0x1234});
+  KernelLaunch k = testing::launch(1, "k");
+  k.params = args;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+  const auto kernels = log.all<Kernel>();
+  const auto accesses = log.all<Access>();
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].params.empty());  // pointer tier keeps no raw bytes
+  REQUIRE(accesses.size() == 1);
+  CHECK(accesses[0].op_seq == kernels[0].op.seq);
+  CHECK(accesses[0].ptr == kSegment + 512);
+  CHECK(accesses[0].bytes == 0);
+  CHECK(accesses[0].tier == FootprintTier::Pointer);
+  CHECK(std::holds_alternative<Access>(log.records.back()));  // right after its kernel
+}
+
+TEST_CASE("pointer tier: freed memory is no longer a pointer target") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::Pointers);
+  rec.allocated(AllocKind::Device, kSegment, 4096, 0);
+  rec.freed(AllocKind::Device, kSegment);
+  const std::string args = words({kSegment});
+  KernelLaunch k = testing::launch(1, "k");
+  k.params = args;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+  CHECK(log.count<Access>() == 0);
+}
+
+TEST_CASE("static/exact tiers keep the raw bytes as well; api keeps neither") {
+  const std::string args = words({kSegment + 8, 3});
+  for (KernelArguments mode : {KernelArguments::PointersAndBytes, KernelArguments::Drop}) {
+    RecordLog log;
+    Recorder rec(log);
+    rec.set_kernel_arguments(mode);
+    rec.allocated(AllocKind::Device, kSegment, 4096, 0);
+    KernelLaunch k = testing::launch(1, "k");
+    k.params = args;
+    rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+    const bool keep = mode == KernelArguments::PointersAndBytes;
+    CHECK(log.all<Kernel>()[0].params == (keep ? args : std::string()));
+    CHECK(log.count<Access>() == (keep ? 1u : 0u));
+  }
+}
+
+TEST_CASE("exact tier: a held launch leaves with the ranges its instrumentation reported") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::PointersAndBytes);
+  rec.set_hold_kernels(true);
+  rec.allocated(AllocKind::Device, kSegment, 1 << 20, 0);
+  const std::string args = words({kSegment, 64});
+  KernelLaunch k = testing::launch(1, "copy");
+  k.params = args;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+  CHECK(log.count<Kernel>() == 0);  // waits for its footprint
+  CHECK(rec.holds_kernel());
+  const std::vector<KernelRange> touched{{kSegment, kSegment + 256, AccessMode::Read},
+                                         {kSegment + 4096, kSegment + 4352, AccessMode::Write}};
+  rec.release_kernel(&touched);
+  CHECK_FALSE(rec.holds_kernel());
+  const auto kernels = log.all<Kernel>();
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].params == args);
+  std::vector<Access> exact;
+  for (const Access& a : log.all<Access>())
+    if (a.tier == FootprintTier::Exact) exact.push_back(a);
+  REQUIRE(exact.size() == 2);
+  CHECK(exact[0].op_seq == kernels[0].op.seq);
+  CHECK(exact[0].ptr == kSegment);
+  CHECK(exact[0].bytes == 256);
+  CHECK(exact[1].mode == AccessMode::Write);
+  rec.release_kernel(nullptr);  // nothing held: nothing leaves
+  CHECK(log.count<Kernel>() == 1);
+}
+
+TEST_CASE("exact tier: asking about a thread with nothing held writes nothing") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_hold_kernels(true);
+  CHECK_FALSE(rec.holds_kernel());
+  rec.release_kernel(nullptr);
+  CHECK(log.records.empty());  // a process that launched nothing leaves no records
+}
