@@ -12,6 +12,7 @@
 
 #include "activity.h"
 #include "callbacks.h"
+#include "exact_backend.h"
 #include "cuda_facts.h"
 #include "nccl_interpose.h"
 #include "tracer_state.h"
@@ -29,9 +30,22 @@ namespace {
 
 Footprints footprints_from_env() {
   const char* v = std::getenv("STREAMHAZ_FOOTPRINTS");
-  if (v && std::strcmp(v, "static") == 0) return Footprints::Static;
-  if (v && std::strcmp(v, "exact") == 0) return Footprints::Exact;
-  return Footprints::Api;
+  if (!v || !*v) return Footprints::Pointer;
+  if (std::strcmp(v, "api") == 0) return Footprints::Api;
+  if (std::strcmp(v, "pointer") == 0) return Footprints::Pointer;
+  if (std::strcmp(v, "static") == 0) return Footprints::Static;
+  if (std::strcmp(v, "exact") == 0) return Footprints::Exact;
+  warn(std::string("STREAMHAZ_FOOTPRINTS: '") + v + "' is not one of api, pointer, static, exact; using pointer");
+  return Footprints::Pointer;
+}
+
+// The launch arguments each tier needs in the trace.
+KernelArguments kernel_arguments_for(Footprints f) {
+  switch (f) {
+    case Footprints::Api: return KernelArguments::Drop;
+    case Footprints::Pointer: return KernelArguments::Pointers;
+    default: return KernelArguments::PointersAndBytes;
+  }
 }
 
 // STREAMHAZ_GPU_TIMES: all, sampled[:WINDOW_MS/PERIOD_MS] (default) or off. A value the
@@ -47,6 +61,7 @@ TimingPolicy gpu_times_from_env() {
 
 const char* footprints_name(Footprints f) {
   switch (f) {
+    case Footprints::Pointer: return "pointer";
     case Footprints::Static: return "static";
     case Footprints::Exact: return "exact";
     default: return "api";
@@ -71,11 +86,11 @@ Session& session() {
     s.footprints = footprints_from_env();
     s.gpu_times = gpu_times_from_env();
     ProcessIdentity who = this_process_identity();
-    std::string footprints = footprints_name(s.footprints);
     s.session = new Session(
         options_from_env(), who,
-        [who, footprints] {
-          nlohmann::json h = base_header(who, footprints);
+        [who] {
+          // Read when the file opens, after injection settled the tier (exact may fall back).
+          nlohmann::json h = base_header(who, footprints_name(state().footprints));
           // Read when the file opens, after injection settled what the trace holds.
           h["gpu_times"] = state().gpu_times.describe();
           nlohmann::json facts = header_facts();
@@ -84,6 +99,7 @@ Session& session() {
           return h;
         },
         query_stream, query_comm);
+    s.session->recorder().set_kernel_arguments(kernel_arguments_for(s.footprints));
   });
   return *state().session;
 }
@@ -136,8 +152,10 @@ void on_fork_child() {
 void on_exit() {
   TracerState& s = state();
   if (!s.recording.load()) return;
-  stop_activity_sampler();
-  flush_activity();  // the timings still in CUPTI's buffers
+  if (s.footprints != Footprints::Exact) {  // exact mode never subscribed CUPTI
+    stop_activity_sampler();
+    flush_activity();  // the timings still in CUPTI's buffers
+  }
   s.recording.store(false);
   s.session->close();
 }
@@ -155,14 +173,25 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (std::getenv("STREAMHAZ_DISABLE")) return;
     streamhaz::tracer::Session& sess = session();
     std::string why;
-    if (!subscribe_callbacks(why)) {
-      warn(why + "; the program runs untraced");
-      s.given_up.store(true);
-      return;
-    }
-    if (!start_activity(s.gpu_times, why)) {
-      // Callbacks alone still give a complete trace, only without GPU timestamps.
-      warn(why + "; tracing without GPU timestamps");
+    if (s.footprints == Footprints::Exact && start_exact_backend(why)) {
+      // The Sanitizer API is the only source now: CUPTI would refuse or be ignored.
+      s.gpu_times = streamhaz::tracer::TimingPolicy{streamhaz::tracer::GpuTimes::Off};
+      sess.recorder().set_timings_expected(false);
+      sess.recorder().set_hold_kernels(true);
+    } else {
+      if (s.footprints == Footprints::Exact) {
+        warn(why + "; tracing with the static tier (argument bytes) instead");
+        s.footprints = Footprints::Static;
+      }
+      if (!subscribe_callbacks(why)) {
+        warn(why + "; the program runs untraced");
+        s.given_up.store(true);
+        return;
+      }
+      if (!start_activity(s.gpu_times, why)) {
+        // Callbacks alone still give a complete trace, only without GPU timestamps.
+        warn(why + "; tracing without GPU timestamps");
+      }
     }
     s.recording.store(true, std::memory_order_release);
     sess.start_flusher();

@@ -1,0 +1,34 @@
+// The exact footprint tier's backend. Compute Sanitizer and CUPTI cannot serve one process
+// (measured on H200, CUDA 13.0: whichever subscribes second is refused or never called back), so
+// in exact mode the Sanitizer API is the tracer's only source: its driver-API callbacks feed the
+// same decoder as CUPTI's (same callback ids, same parameter structs), and its launch callbacks
+// attach each kernel's instrumented byte ranges. There are no GPU times in this mode.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+namespace streamhaz::tracer::glue {
+
+// One driver-API callback of the Sanitizer API, in the terms the CUPTI decoder needs. Kept free
+// of both tool headers, which cannot be included together.
+struct DriverCall {
+  bool exit = false;
+  const char* function_name = nullptr;
+  const void* params = nullptr;
+  const void* return_value = nullptr;  // CUresult*, at exit
+  const char* symbol_name = nullptr;
+  CUcontext context = nullptr;
+  uint32_t correlation = 0;  // paired entry/exit ids made up per thread (the API has none)
+};
+
+// sanitizer_bridge.cpp: runs the CUPTI decoder on a Sanitizer driver callback.
+void decode_sanitizer_driver_call(uint32_t cbid, const DriverCall& call);
+
+// Subscribes to the Compute Sanitizer API (loaded at run time) and patches every module loaded
+// from now on. False, with the reason, where it is missing or refuses.
+bool start_exact_backend(std::string& why_not);
+
+}  // namespace streamhaz::tracer::glue
