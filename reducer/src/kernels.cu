@@ -24,6 +24,12 @@ __global__ void fill_bf16(__nv_bfloat16* data, std::int64_t count) {
     data[i] = __float2bfloat16(static_cast<float>(i % 17) * 0.0625f - 0.5f);
 }
 
+__global__ void copy_elements(float* to, const float* from, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    to[i] = from[i];
+}
+
 __global__ void predivide(float* buffer, std::int64_t count, float scale) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::int64_t{gridDim.x} * blockDim.x)
@@ -88,6 +94,11 @@ void launch_fill_gradient(float* grad, std::int64_t count, int layer, int step, 
 
 void launch_fill_bf16(__nv_bfloat16* data, std::int64_t count, cudaStream_t stream) {
   fill_bf16<<<blocks_for(count), kThreads, 0, stream>>>(data, count);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_copy_elements(float* to, const float* from, std::int64_t count, cudaStream_t stream) {
+  copy_elements<<<blocks_for(count), kThreads, 0, stream>>>(to, from, count);
   CUDA_CHECK(cudaGetLastError());
 }
 

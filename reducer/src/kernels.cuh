@@ -17,6 +17,9 @@ __host__ __device__ inline int gradient_value(int layer, std::int64_t index, int
 void launch_fill_gradient(float* grad, std::int64_t count, int layer, int step, int rank,
                           cudaStream_t stream);
 void launch_fill_bf16(__nv_bfloat16* data, std::int64_t count, cudaStream_t stream);
+// An elementwise copy_ (of a gradient into the IPG bucket, or of the reduced partition out of it)
+// where it is not a plain memcpy.
+void launch_copy_elements(float* to, const float* from, std::int64_t count, cudaStream_t stream);
 // DeepSpeed's gradient pre-division: the buffer is scaled by 1/world before the all-reduce.
 void launch_predivide(float* buffer, std::int64_t count, float scale, cudaStream_t stream);
 // Busy-waits on the GPU clock: a reduction stream that is slow, as on a congested network.

@@ -18,6 +18,7 @@ torchrun-style launcher (RANK, WORLD_SIZE, LOCAL_RANK).
   --sync MODE            race | serialize | device | host | event     (default serialize)
   --ipg-buffers N        number of IPG buffers                         (default 2)
   --bug NAME             none | index-reset                            (default none)
+  --bucket-copy HOW      memcpy | kernel: how gradients enter the bucket (default memcpy)
   --comm-delay-us D      spin D microseconds on the reduction stream before each collective
   --steps S              steps to run                                  (default 10)
   --warmup W             steps left out of the timing median           (default 3)
@@ -78,6 +79,7 @@ const char* to_string(SyncMode mode) {
 }
 
 const char* to_string(Bug bug) { return bug == Bug::index_reset ? "index-reset" : "none"; }
+const char* to_string(BucketCopy copy) { return copy == BucketCopy::kernel ? "kernel" : "memcpy"; }
 
 Options parse_options(const std::vector<std::string>& args) {
   Options options;
@@ -107,6 +109,11 @@ Options parse_options(const std::vector<std::string>& args) {
       options.sync = parse_sync(value());
     } else if (flag == "--bug") {
       options.bug = parse_bug(value());
+    } else if (flag == "--bucket-copy") {
+      const std::string how = value();
+      if (how == "memcpy") options.bucket_copy = BucketCopy::memcpy;
+      else if (how == "kernel") options.bucket_copy = BucketCopy::kernel;
+      else usage_error("--bucket-copy must be memcpy or kernel, not '" + how + "'");
     } else if (flag == "--ipg-buffers") {
       options.ipg_buffers = static_cast<int>(parse_int(flag, value(), 1, 16));
     } else if (flag == "--comm-delay-us") {

@@ -14,10 +14,16 @@ enum class SyncMode { race, serialize, device, host, event };
 
 enum class Bug { none, index_reset };
 
+// How a gradient enters the IPG bucket: cudaMemcpyAsync (DeepSpeed's copy_ of a same-dtype
+// gradient), or an elementwise kernel (its copy_ when the bucket's dtype differs), which makes
+// every race on the bucket a race with a kernel on one side.
+enum class BucketCopy { memcpy, kernel };
+
 struct Options {
   int nproc = 0;  // 0: not given (one rank, or the launcher's environment decides)
   SyncMode sync = SyncMode::serialize;
   Bug bug = Bug::none;
+  BucketCopy bucket_copy = BucketCopy::memcpy;
   int ipg_buffers = 2;
   std::int64_t comm_delay_us = 0;
   int steps = 10;
@@ -33,6 +39,7 @@ struct Options {
 
 const char* to_string(SyncMode mode);
 const char* to_string(Bug bug);
+const char* to_string(BucketCopy copy);
 
 // Parses argv (without argv[0]). Bad input prints one message to stderr and exits with 2;
 // --help prints the usage and exits with 0.

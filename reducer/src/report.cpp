@@ -14,11 +14,11 @@ void print_step_line(int step, const StepResult& result) {
 void print_summary_line(const Options& options, const RankEnv& rank, const RunTotals& totals,
                         const TimingSummary& timing) {
   std::printf(
-      "reducer: rank=%d ranks=%d mode=%s ipg_buffers=%d bug=%s comm=%s comm_delay_us=%lld "
+      "reducer: rank=%d ranks=%d mode=%s ipg_buffers=%d bug=%s bucket_copy=%s comm=%s comm_delay_us=%lld "
       "steps=%d corrupted_elements=%lld corrupted_elements_all_ranks=%lld corrupted_steps=%d "
       "step_ms=%.3f compute_ms=%.3f comm_ms=%.3f overlap=%.3f\n",
       rank.rank, rank.world_size, to_string(options.sync), options.ipg_buffers,
-      to_string(options.bug), options.reduce_scatter ? "reduce-scatter" : "all-reduce",
+      to_string(options.bug), to_string(options.bucket_copy), options.reduce_scatter ? "reduce-scatter" : "all-reduce",
       static_cast<long long>(options.comm_delay_us), options.steps,
       static_cast<long long>(totals.corrupted_here),
       static_cast<long long>(totals.corrupted_all_ranks), totals.corrupted_steps,

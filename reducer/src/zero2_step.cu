@@ -152,10 +152,12 @@ void Zero2Step::add_gradient_to_bucket(int layer) {
     CUDA_CHECK(cudaStreamWaitEvent(compute_, buffer_free_[ipg_index_], 0));
   }
   float* destination = ipg_buffers_[ipg_index_] + bucket_used_;
-  CUDA_CHECK(cudaMemcpyAsync(destination,
-                             layer_grads_ + std::int64_t{layer} * options_.layer_elems,
-                             options_.layer_elems * sizeof(float), cudaMemcpyDeviceToDevice,
-                             compute_));
+  const float* gradient = layer_grads_ + std::int64_t{layer} * options_.layer_elems;
+  if (options_.bucket_copy == BucketCopy::kernel)
+    launch_copy_elements(destination, gradient, options_.layer_elems, compute_);
+  else
+    CUDA_CHECK(cudaMemcpyAsync(destination, gradient, options_.layer_elems * sizeof(float),
+                               cudaMemcpyDeviceToDevice, compute_));
   bucket_.push_back({layer, bucket_used_});
   bucket_used_ += options_.layer_elems;
 }
@@ -233,10 +235,13 @@ void Zero2Step::copy_partition_out_of(float* buffer) {
     std::int64_t begin = std::max(layer_begin, own_begin);
     std::int64_t end = std::min(layer_begin + options_.layer_elems, own_begin + partition_elems_);
     if (begin >= end) continue;
-    CUDA_CHECK(cudaMemcpyAsync(grad_partition_ + (begin - own_begin),
-                               buffer + entry.offset + (begin - layer_begin),
-                               (end - begin) * sizeof(float), cudaMemcpyDeviceToDevice,
-                               reduction_));
+    float* to = grad_partition_ + (begin - own_begin);
+    const float* from = buffer + entry.offset + (begin - layer_begin);
+    if (options_.bucket_copy == BucketCopy::kernel)
+      launch_copy_elements(to, from, end - begin, reduction_);
+    else
+      CUDA_CHECK(cudaMemcpyAsync(to, from, (end - begin) * sizeof(float), cudaMemcpyDeviceToDevice,
+                                 reduction_));
   }
 }
 
