@@ -16,6 +16,8 @@ values, like streamhaz-reducer does.
 import argparse
 import ctypes
 import os
+import statistics
+import time
 
 import torch
 import torch.distributed as dist
@@ -70,7 +72,9 @@ def main():
     sleep_cycles = int(a.comm_delay_ms * 1.9e6)  # H200 ~1.9 GHz
 
     corrupted = 0
+    step_ms = []
     for step in range(a.steps):
+        started = time.perf_counter()
         index, offset, flushed = 0, 0, 0
         for layer in reversed(range(a.layers)):
             weight = torch.tanh(weight @ weight) * 0.5  # stand-in for the layer's backward GEMM
@@ -103,13 +107,15 @@ def main():
                 for l in layers])
             part = bucket_elems // world
             expected.append(full[rank * part:(rank + 1) * part])
-        corrupted += int((partition != torch.cat(expected)).sum().item())
+        corrupted += int((partition != torch.cat(expected)).sum().item())  # synchronises
+        step_ms.append((time.perf_counter() - started) * 1e3)
     torch.cuda.synchronize()
     total = torch.tensor([corrupted], device="cuda")
     dist.all_reduce(total)
     if rank == 0:
         print(f"torch_ipg_bucket: sync={a.sync} ranks={world} steps={a.steps} "
-              f"corrupted_elements_all_ranks={int(total.item())}")
+              f"corrupted_elements_all_ranks={int(total.item())} "
+              f"step_ms={statistics.median(step_ms[1:] or step_ms):.3f}")
     dist.destroy_process_group()
 
 
