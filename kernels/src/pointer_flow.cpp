@@ -248,6 +248,10 @@ class FunctionWalk {
       }
       case CXCursor_CallExpr:
         return args_prov(e);
+      case CXCursor_ArraySubscriptExpr:
+      case CXCursor_MemberRefExpr:
+        p.unknown = true;  // a pointer loaded from memory or a struct member
+        return p;
       default:
         p.unknown = true;  // loaded from memory, a struct member, something not understood
         for (CXCursor k : expr_children(e))

@@ -28,8 +28,9 @@ std::string qualified_name(CXCursor fn) {
     CXCursorKind k = clang_getCursorKind(p);
     if (k == CXCursor_TranslationUnit) break;
     if (k == CXCursor_Namespace && clang_Cursor_isAnonymous(p)) continue;
-    if (k == CXCursor_LinkageSpec) continue;
-    name = spelling(p) + "::" + name;
+    std::string part = spelling(p);
+    if (k == CXCursor_LinkageSpec || part.empty()) continue;  // extern "C" { } and the like
+    name = part + "::" + name;
   }
   return name;
 }
@@ -115,7 +116,8 @@ class FileScan {
     if (signature.empty()) {  // templates and extern "C": clang's canonical spellings
       for (CXCursor p : parameters(k)) {
         if (!signature.empty()) signature += ", ";
-        signature += type_spelling(canonical(clang_getCursorType(p)));
+        CXType t = clang_getCursorType(p);
+        signature += type_spelling(templated ? t : canonical(t));  // "T *", not clang's internal name
       }
     }
     CXFile cf;
