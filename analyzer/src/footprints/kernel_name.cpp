@@ -131,6 +131,7 @@ std::string anonymous_namespace_stem(std::string_view mangled) {
     len = len * 10 + static_cast<size_t>(mangled[i++] - '0');
     ++digits;
   }
+  if (i < mangled.size() && mangled[i] == '_') ++i;  // "_10_kernels_cu"
   if (digits == 0 || len == 0 || i + len > mangled.size()) return {};
   return std::string(mangled.substr(i, len));
 }
