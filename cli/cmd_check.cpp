@@ -31,6 +31,7 @@ struct CheckOptions {
   std::string suppressions;
   std::string fail_on = "races,oversync";
   bool per_thread_host = false;
+  std::string kernels;
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -106,6 +107,7 @@ int run_check(const CheckOptions& o) {
 
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
+  options.kernels = o.kernels;
   report::ReportInput input;
   // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
   input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
@@ -155,6 +157,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->type_name("KINDS")
       ->check(CLI::Validator(check_fail_on, "{races,possible,oversync,all,none}", "fail-on kinds"))
       ->capture_default_str();
+  cmd->add_option("--kernels", o->kernels,
+                  "kernels.json from `streamhaz kernels scan`: static footprints for the kernels it summarises "
+                  "(traces from `streamhaz run --footprints static`)")
+      ->type_name("FILE");
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
   cmd->footer(

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 
 #include "engine/rank_engine.h"
+#include "footprints/kernel_summary.h"
 #include "findings/timing_backfill.h"
 #include "streamhaz/trace/reader.h"
 
@@ -62,6 +64,10 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
   std::map<int, std::string> file_by_rank;
   AnalysisResult result;
 
+  // A bad kernels.json is bad input, like a bad trace: one error, before any work.
+  std::optional<KernelSummaries> summaries;
+  if (!options.kernels.empty()) summaries = KernelSummaries::load(options.kernels);
+
   for (const std::string& file : trace_files) {
     RankRun run;
     run.reader = std::make_unique<trace::TraceReader>(file);
@@ -84,6 +90,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     }
     file_by_rank.emplace(rank, trace_files[i]);
     runs[i].engine = std::make_unique<RankEngine>(rank, timelines, collectives, findings, options);
+    if (summaries) runs[i].engine->use_kernel_summaries(&*summaries);
   }
 
   run_lockstep(runs, collectives);
@@ -101,6 +108,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     result.operations_checked += run.engine->operations();
     result.operations_without_footprint += run.engine->operations_without_footprint();
     for (size_t t = 0; t < result.kernels_by_tier.size(); ++t) result.kernels_by_tier[t] += run.engine->kernels_by_tier()[t];
+    result.kernels_summary_unused += run.engine->kernels_summary_unused();
     result.traces.push_back(std::move(s));
   }
   if (collectives.partial())
@@ -114,6 +122,11 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
         "ordering was assumed for them",
         collectives.mismatched()));
 
+  if (result.kernels_summary_unused)
+    result.warnings.push_back(fmt::format(
+        "{} launch(es) of kernels summarised in {} could not use their summary: the trace kept no argument "
+        "bytes (trace with `streamhaz run --footprints static`) or they did not fit the summary's layout",
+        result.kernels_summary_unused, options.kernels));
   result.findings = findings.take();
   backfill_timings(result.findings, file_by_rank);
   return result;

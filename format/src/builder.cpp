@@ -175,6 +175,17 @@ uint64_t RankTraceBuilder::kernel(StreamId s, const std::string& name, const std
   return k.op.seq;
 }
 
+uint64_t RankTraceBuilder::kernel_with_params(StreamId s, const std::string& name, const std::string& params,
+                                              double us) {
+  Kernel k;
+  k.op = op_on(s);
+  k.name = intern(name);
+  k.params = params;
+  add(k);
+  emit_timing(k.op.seq, s, us);
+  return k.op.seq;
+}
+
 uint64_t RankTraceBuilder::copy_on(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind,
                                    uint32_t flags, double us) {
   Memcpy m;

@@ -33,10 +33,13 @@ configs=(untraced floor:none floor:launch floor:driver floor:kernel floor:launch
 run_one() {  # config -> one line of the benchmark
   local c=$1 out=$tmp/trace.$RANDOM
   case $c in
-    untraced) ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
-    floor:*) STREAMHAZ_FLOOR=${c#floor:} CUDA_INJECTION64_PATH=$floor ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
-    tracer:*) STREAMHAZ_GPU_TIMES=${c#tracer:} STREAMHAZ_OUT_DIR=$out CUDA_INJECTION64_PATH=$tracer \
-                ${pin[@]+"${pin[@]}"} "$bench" "$batches" ;;
+    untraced) ${pin[@]+"${pin[@]}"} "$bench" "$batches" 256 ${ARGS:-} ;;
+    floor:*) STREAMHAZ_FLOOR=${c#floor:} CUDA_INJECTION64_PATH=$floor ${pin[@]+"${pin[@]}"} "$bench" "$batches" 256 ${ARGS:-} ;;
+    tracer:*)  # tracer:GPU_TIMES[:FOOTPRINTS], footprints pointer (the default) unless given
+      local spec=${c#tracer:} tier=pointer
+      [[ $spec == *:* && $spec != sampled:*/* ]] && { tier=${spec##*:}; spec=${spec%:*}; }
+      STREAMHAZ_GPU_TIMES=$spec STREAMHAZ_FOOTPRINTS=$tier STREAMHAZ_OUT_DIR=$out CUDA_INJECTION64_PATH=$tracer \
+                ${pin[@]+"${pin[@]}"} "$bench" "$batches" 256 ${ARGS:-} ;;
   esac
   rm -rf "$out"
 }

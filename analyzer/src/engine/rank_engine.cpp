@@ -234,6 +234,31 @@ void RankEngine::on(const trace::Kernel& r) {
   pending_.slot = slot;
   pending_.ranges.clear();
   pending_.pointers.clear();
+  if (summaries_) add_summary_ranges(r);
+}
+
+void RankEngine::add_summary_ranges(const trace::Kernel& k) {
+  auto [it, fresh] = summary_of_name_.try_emplace(k.name, nullptr);
+  if (fresh) it->second = summaries_->find(text(k.name));
+  const KernelSummary* summary = it->second;
+  if (!summary) return;
+  EvaluateStatus status = EvaluateStatus::Ok;
+  const std::vector<KernelRange> ranges = evaluate(*summary, k.params, &status);
+  if (status != EvaluateStatus::Ok) {
+    ++summary_unused_;
+    return;
+  }
+  for (const KernelRange& r : ranges) {
+    uint64_t hi;
+    if (r.bytes) {
+      hi = range_end(r.ptr, *r.bytes);
+    } else {  // unknown extent: the rest of the allocation (or the one byte, if untracked)
+      const Allocation* a = book_.allocation_at(r.ptr);
+      hi = a ? range_end(a->base, a->bytes) : range_end(r.ptr, 1);
+    }
+    pending_.ranges.push_back({r.ptr, hi, r.mode, false});
+  }
+  if (!ranges.empty()) pending_.op.tier = trace::FootprintTier::Static;
 }
 
 

@@ -16,6 +16,7 @@
 #include "engine/collective_matcher.h"
 #include "engine/footprint.h"
 #include "findings/finding_collector.h"
+#include "footprints/kernel_summary.h"
 #include "model/address_book.h"
 #include "model/op_stamp.h"
 #include "shadow/pointer_shadow.h"
@@ -43,6 +44,9 @@ class RankEngine {
   uint64_t operations_without_footprint() const { return without_footprint_; }
   // Kernels by the weakest tier of their footprint (pointer: pointer-tier accesses only).
   const std::array<uint64_t, trace::kFootprintTierCount>& kernels_by_tier() const { return kernels_by_tier_; }
+  // The static tier: summaries applied to launches whose trace kept the argument bytes.
+  void use_kernel_summaries(const KernelSummaries* s) { summaries_ = s; }
+  uint64_t kernels_summary_unused() const { return summary_unused_; }
 
   // Public for graph_replay.cpp and tests.
   static constexpr uint32_t kHostSlot = UINT32_MAX;
@@ -163,6 +167,8 @@ class RankEngine {
   // `possible`: one side is a pointer-tier access (extent and direction unknown).
   void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role, bool possible = false);
   void touch_pointers(const OpStamp& op, const std::vector<uint64_t>& pointers, const VectorClock& now);
+  // Adds the static tier's ranges of a launch to the pending kernel (kernel_summary.h).
+  void add_summary_ranges(const trace::Kernel& k);
   void flush_pending();
   OpRef describe(const OpStamp& op, trace::AccessMode role) const;
   std::string stream_label(uint32_t slot) const;
@@ -212,6 +218,9 @@ class RankEngine {
   uint64_t operations_ = 0;
   uint64_t without_footprint_ = 0;
   std::array<uint64_t, trace::kFootprintTierCount> kernels_by_tier_{};
+  const KernelSummaries* summaries_ = nullptr;
+  std::unordered_map<trace::StringId, const KernelSummary*> summary_of_name_;
+  uint64_t summary_unused_ = 0;
 };
 
 }  // namespace streamhaz::analysis

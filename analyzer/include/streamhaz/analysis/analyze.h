@@ -12,6 +12,9 @@ struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
   // strict mode gives each host thread its own clock (DESIGN.md, happens-before rules).
   bool per_thread_host = false;
+  // kernels.json from `streamhaz kernels scan` (the static footprint tier), "" for none. Its
+  // summaries apply to launches whose trace kept the argument bytes (`run --footprints static`).
+  std::string kernels;
 };
 
 // Reads every file (one per rank, any order) and runs the happens-before race check.

@@ -73,6 +73,9 @@ struct AnalysisResult {
   // Kernels by the weakest footprint tier they were checked with (indexed by FootprintTier;
   // pointer: pointer-tier accesses only). Memcpy, memset and NCCL operations are API-tier.
   std::array<uint64_t, trace::kFootprintTierCount> kernels_by_tier{};
+  // Launches of a kernel kernels.json summarises that it could not be applied to: the trace has
+  // no argument bytes, or they do not fit the summary's layout.
+  uint64_t kernels_summary_unused = 0;
 };
 
 }  // namespace streamhaz::analysis

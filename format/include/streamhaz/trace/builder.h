@@ -67,6 +67,8 @@ class RankTraceBuilder {
   // Operations; each returns its seq. Durations in microseconds.
   uint64_t kernel(StreamId s, const std::string& name, const std::vector<KernelAccess>& accesses = {},
                   double us = 10, FootprintTier tier = FootprintTier::Annotation);
+  // A launch as the static tier traces it: raw argument bytes, no Access records.
+  uint64_t kernel_with_params(StreamId s, const std::string& name, const std::string& params, double us = 10);
   uint64_t memcpy(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes,
                   MemcpyKind kind = MemcpyKind::DeviceToDevice, double us = 2);
   // cudaMemcpy (not Async): on the legacy stream; `pageable` for a pageable host side.
