@@ -34,7 +34,7 @@ uint64_t min_start(const RankTimeline& r) {
 }
 
 // Which ops are drawn one by one: all within budget, else windows (in issue order) around
-// the findings' operations.
+// the findings' operations, then each rank's first operations up to the budget.
 std::vector<std::vector<char>> detail_masks(const ReportInput& input, const Timeline& timeline, uint64_t budget) {
   std::vector<std::vector<char>> masks;
   const bool all = timeline.total_ops() <= budget;
@@ -52,6 +52,15 @@ std::vector<std::vector<char>> detail_masks(const ReportInput& input, const Time
       const int64_t lo = std::max<int64_t>(0, at - half), hi = std::min<int64_t>(int64_t(mask.size()), at + half + 1);
       std::fill(mask.begin() + lo, mask.begin() + hi, 1);
     }
+  }
+  // What the budget leaves is spent on each rank's first operations (the run's start).
+  uint64_t marked = 0;
+  for (const auto& m : masks) marked += std::count(m.begin(), m.end(), 1);
+  const uint64_t share = budget > marked ? (budget - marked) / std::max<size_t>(masks.size(), 1) : 0;
+  for (auto& m : masks) {
+    uint64_t left = share;
+    for (size_t i = 0; i < m.size() && left; ++i)
+      if (!m[i]) m[i] = 1, --left;
   }
   return masks;
 }

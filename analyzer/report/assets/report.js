@@ -202,6 +202,7 @@
       if (a && b) {
         var p = arrow(top, 'missing', a, b, 'missing order: ' + f.missing_order);
         p.setAttribute('data-finding', fi);
+        if (fi !== focused) return;  // one label: arrows of several findings often share ops
         var lx = Math.min(Math.max((px(a.t + a.d) + px(b.t)) / 2, LABEL + 4), width - 90);
         var ly = Math.min(rowOf(a).y, rowOf(b).y) + (rowOf(a) === rowOf(b) ? -2 : ROW + 2);
         el('text', { class: 'missing-label', x: lx, y: Math.max(ly, AXIS + 10) }, top).textContent = 'missing wait (finding ' + (fi + 1) + ')';
@@ -237,7 +238,9 @@
     setView(c - (c - view.t0) * factor, c + (view.t1 - c) * factor);
   }
 
+  var focused = -1;
   function focusFinding(fi, scroll) {
+    focused = fi;
     var f = data.findings[fi], a = opAt(f.ops[0]), b = opAt(f.ops[1]);
     document.querySelectorAll('.focused').forEach(function (e) { e.classList.remove('focused'); });
     var sec = document.getElementById('finding-' + fi);
