@@ -3,8 +3,14 @@
 
 usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA
 
+A manifest line may name the trace folder apart from the test (`folder`) and add arguments for
+`check` (`check_args`; paths starting with traces/ are taken relative to TRACES_DIR's parent).
+
 expect "race": exit 1, and a race finding on an ipg_buffer between a copy on the compute
-stream and the all-reduce (or the copy-out that reads the bucket) on the reduction side;
+stream and the all-reduce (or the copy-out that reads the bucket) on the reduction side; with
+`kernel_race`, a race (on any buffer) with a kernel on at least one side instead;
+expect "possible": exit 0 (possible races do not fail by default), no race, and a possible race
+with a kernel on one side;
 expect "clean": exit 0 and no findings. The JSON report is validated against its schema.
 """
 import json
@@ -18,7 +24,10 @@ def main():
     streamhaz, traces, name, schema_path = sys.argv[1:5]
     with open(f"{traces}/manifest.jsonl") as f:
         entry = next(e for e in map(json.loads, f) if e["name"] == name)
-    run = subprocess.run([streamhaz, "check", "--format", "json", f"{traces}/{name}"],
+    root = traces.rsplit("/", 1)[0] if "/" in traces.rstrip("/") else "."
+    extra = [f"{root}/{a}" if a.startswith("traces/") else a for a in entry.get("check_args", [])]
+    folder = entry.get("folder", name)
+    run = subprocess.run([streamhaz, "check", "--format", "json", f"{traces}/{folder}", *extra],
                          capture_output=True, text=True)
     problems = []
     if run.returncode == 2 or not run.stdout.strip():
@@ -28,9 +37,24 @@ def main():
     with open(schema_path) as f:
         jsonschema.validate(report, json.load(f))
     races = [x for x in report["findings"] if x["kind"] == "race"]
+    possible = [x for x in report["findings"] if x["kind"] == "possible-race"]
+
+    def has_kernel(x):
+        return x["first"]["kind"] == "kernel" or x["second"]["kind"] == "kernel"
+
     if entry["expect"] == "clean":
         if run.returncode != 0 or report["findings"]:
             problems.append(f"expected clean, got exit {run.returncode} and {len(report['findings'])} findings")
+    elif entry["expect"] == "possible":
+        if run.returncode != 0 or races:
+            problems.append(f"expected exit 0 and no race, got exit {run.returncode} and {len(races)} races")
+        if not any(has_kernel(x) for x in possible):
+            problems.append("no possible race with a kernel on one side")
+    elif entry.get("kernel_race"):
+        if run.returncode != 1:
+            problems.append(f"expected exit 1, got {run.returncode}")
+        if not any(has_kernel(x) for x in races):
+            problems.append("no race with a kernel on one side")
     else:
         if run.returncode != 1:
             problems.append(f"expected exit 1, got {run.returncode}")
@@ -50,7 +74,7 @@ def main():
         if not any("ncclAllReduce" in x["first"]["kind"] or "ncclAllReduce" in x["second"]["kind"] for x in ipg):
             problems.append("no ipg_buffer race names the ncclAllReduce")
     if problems:
-        print(f"{name}: {entry['command']}")
+        print(f"{name}: {entry.get('command', '')}")
         for x in report["findings"][:5]:
             print(" ", x["title"], "|", x["first"]["kind"], x["first"]["stream_name"], "|",
                   x["second"]["kind"], x["second"]["stream_name"])
