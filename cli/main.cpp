@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "commands.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
 
 int main(int argc, char** argv) {
@@ -26,13 +27,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  } catch (const streamhaz::trace::TraceError& e) {
-    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    // CLI11's messages quote the arguments: escaped like every other message.
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n",
+                 streamhaz::trace::printable(e.what()).c_str());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    // TraceError (file, byte offset, what) included: file names may hold anything.
+    std::fprintf(stderr, "streamhaz: %s\n", streamhaz::trace::printable(e.what()).c_str());
     return kExitUsage;
   }
   return exit_code;

@@ -73,6 +73,7 @@ TEST_CASE("text: a clean result is one summary line") {
   CHECK(text_of(clean) == "streamhaz: no findings in 1 trace, 10 operations checked\n");
 }
 
-TEST_CASE("text: printable escapes control characters only") {
+TEST_CASE("text: printable escapes control characters and backslashes") {
   CHECK(printable("a\tb\x1b[31m<>\"") == "a\\x09b\\x1b[31m<>\"");
+  CHECK(printable("a\\b\xc2\x9b") == "a\\\\b\\u009b");
 }
