@@ -8,21 +8,22 @@
 #include <string>
 
 #include "streamhaz/tracer/session.h"
+#include "streamhaz/tracer/settings.h"
 #include "streamhaz/tracer/timing_policy.h"
 
 namespace streamhaz::tracer::glue {
 
-enum class Footprints { Api, Static, Exact };
-
 struct TracerState {
   std::atomic<bool> recording{false};  // CUPTI subscribed, process not forked, not closed
   std::atomic<bool> given_up{false};   // CUPTI refused us: stay out of the way
-  Footprints footprints = Footprints::Api;
+  Footprints footprints = Footprints::Pointer;
   TimingPolicy gpu_times;  // when CUPTI activity is on (STREAMHAZ_GPU_TIMES)
   Session* session = nullptr;
 };
 
 TracerState& state();
+// The STREAMHAZ_* settings (streamhaz/tracer/settings.h), read once; a bad value warns once.
+const TracerSettings& settings();
 // The session, created on first use (never null after that).
 Session& session();
 // The recorder when recording, else null: the one check on every hot path.
