@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
+#include "streamhaz/version.h"
 
 int main(int argc, char** argv) {
   using namespace streamhaz::cli;
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
       "streamhaz: finds stream hazards (unordered reads and writes of the same bytes on\n"
       "different CUDA streams) in traces of multi-GPU training runs."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "streamhaz 0.1.0");
+  app.set_version_flag("--version", std::string("streamhaz ") + streamhaz::kVersion);
   int exit_code = kExitClean;
   add_run_command(app, exit_code);
   add_check_command(app, exit_code);

@@ -156,6 +156,12 @@ class Recorder {
 
   void meta(std::string json);
 
+  // A record the glue could not make (it caught an exception, such as out of memory in a
+  // callback): counted without the lock, and the count reaches the trace (Session writes it
+  // as "dropped_records"), so that check can say the trace is incomplete.
+  void note_dropped() noexcept { dropped_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
   // The sequence number of the last record handed out (0: none yet).
   uint64_t last_seq() const;
   // Runs `fn` under the recorder's mutex (the session flushes the sink this way).
@@ -264,6 +270,7 @@ class Recorder {
   std::unordered_map<uint64_t, ManyOps> many_ops_;
   static constexpr size_t kMaxPendingCorrelations = 1 << 20;
   std::atomic<bool> timings_expected_{true};
+  std::atomic<uint64_t> dropped_{0};
 };
 
 // The calling thread's kernel id (gettid), cached per thread.
