@@ -47,6 +47,18 @@ uint32_t device(Decoder& d, const CUpti_CallbackData& cb) { return d.facts.devic
 
 uint32_t sync_flag(bool sync) { return sync ? uint32_t{trace::kMemSync} : 0u; }
 
+// Whether a call's params name a stream (cuMemcpyAsync) or it runs synchronously (cuMemcpy).
+template <class P> constexpr bool kNamesStream = requires(const P& p) { p.hStream; };
+
+// The stream a copy or memset runs on: the one it names, else the default stream.
+template <class P> StreamRef call_stream(Decoder& d, const P& p, const CUpti_CallbackData& cb, bool pt) {
+  if constexpr (kNamesStream<P>) {
+    return stream_ref(d, p.hStream, cb, pt);
+  } else {
+    return default_stream(d, cb, pt);
+  }
+}
+
 // --- kernels and other stream work ------------------------------------------------------
 
 // A C string, measured by the recorder only for a function it has not named yet.
@@ -133,21 +145,16 @@ MemcpyKind classify(Decoder& d, uint64_t dst, uint64_t src, uint32_t& flags) {
 }
 
 // One linear copy call: P its params, Dst/Src the members, Kind its direction (Default: ask
-// the driver), Async whether it names a stream (hStream) rather than running synchronously.
-template <class P, auto Dst, auto Src, MemcpyKind Kind, bool Async>
+// the driver).
+template <class P, auto Dst, auto Src, MemcpyKind Kind>
 void linear_copy(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   const P& p = params<P>(cb);
-  StreamRef s;
-  if constexpr (Async) {
-    s = stream_ref(d, p.hStream, cb, pt);
-  } else {
-    s = default_stream(d, cb, pt);
-  }
+  const StreamRef s = call_stream(d, p, cb, pt);
   trace::Memcpy m;
   m.dst = u64(p.*Dst);
   m.src = u64(p.*Src);
   m.width = p.ByteCount;
-  m.flags = sync_flag(!Async);
+  m.flags = sync_flag(!kNamesStream<P>);
   m.kind = Kind;
   if constexpr (Kind == MemcpyKind::Default) {
     m.kind = classify(d, m.dst, m.src, m.flags);
@@ -201,21 +208,16 @@ trace::Memcpy copy_3d_record(const CUDA_MEMCPY3D& p) {
   return m;
 }
 
-// P's pCopy is a CUDA_MEMCPY2D or CUDA_MEMCPY3D; Async calls name a stream.
-template <class P, bool Async>
+// P's pCopy is a CUDA_MEMCPY2D or CUDA_MEMCPY3D.
+template <class P>
 void shaped_copy(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   const P& p = params<P>(cb);
   if (!p.pCopy) return;
-  StreamRef s;
-  if constexpr (Async) {
-    s = stream_ref(d, p.hStream, cb, pt);
-  } else {
-    s = default_stream(d, cb, pt);
-  }
+  const StreamRef s = call_stream(d, p, cb, pt);
   if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*p.pCopy)>, CUDA_MEMCPY2D>) {
-    pitched_copy(d, cb, s, copy_2d_record(*p.pCopy), !Async);
+    pitched_copy(d, cb, s, copy_2d_record(*p.pCopy), !kNamesStream<P>);
   } else {
-    pitched_copy(d, cb, s, copy_3d_record(*p.pCopy), !Async);
+    pitched_copy(d, cb, s, copy_3d_record(*p.pCopy), !kNamesStream<P>);
   }
 }
 
@@ -223,19 +225,14 @@ void shaped_copy(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
 
 // One memset call: Elem bytes per element, Value the member holding the value; 2D calls
 // (with dstPitch, Width, Height) set rows.
-template <class P, unsigned Elem, auto Value, bool Async>
+template <class P, unsigned Elem, auto Value>
 void memset_call(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   const P& p = params<P>(cb);
-  StreamRef s;
-  if constexpr (Async) {
-    s = stream_ref(d, p.hStream, cb, pt);
-  } else {
-    s = default_stream(d, cb, pt);
-  }
+  const StreamRef s = call_stream(d, p, cb, pt);
   trace::Memset m;
   m.dst = p.dstDevice;
   m.value = static_cast<uint32_t>(p.*Value);
-  m.flags = sync_flag(!Async);
+  m.flags = sync_flag(!kNamesStream<P>);
   if constexpr (requires { p.dstPitch; }) {
     m.width = p.Width * Elem;
     m.rows = p.Height;
@@ -311,13 +308,13 @@ void ctx_synchronize_v2(Decoder& d, const CUpti_CallbackData& cb, bool) {
 
 // --- memory ------------------------------------------------------------------------------
 
-// One allocation call: P's out-pointer member Ptr, its size member Bytes; Async calls name
-// the stream that orders the allocation.
-template <class P, AllocKind Kind, auto Ptr, auto Bytes, bool Async = false>
+// One allocation call: P's out-pointer member Ptr, its size member Bytes; stream-ordered
+// allocations name their stream.
+template <class P, AllocKind Kind, auto Ptr, auto Bytes>
 void allocation(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   const P& p = params<P>(cb);
   std::optional<StreamRef> stream;
-  if constexpr (Async) stream = stream_ref(d, p.hStream, cb, pt);
+  if constexpr (kNamesStream<P>) stream = stream_ref(d, p.hStream, cb, pt);
   d.rec.allocated(Kind, u64(*(p.*Ptr)), p.*Bytes, device(d, cb), stream);
 }
 
@@ -355,10 +352,9 @@ void free_async(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
     CUPTI_DRIVER_TRACE_CBID_##name##_##suffix, #name "_" #suffix, CallSite::site, true, __VA_ARGS__ \
   }
 // Handlers for one params type P.
-#define COPY(P, DST, SRC, KIND, ASYNC) \
-  linear_copy<P##_params, &P##_params::DST, &P##_params::SRC, MemcpyKind::KIND, ASYNC>
-#define MEMSET(P, ELEM, VALUE, ASYNC) memset_call<P##_params, ELEM, &P##_params::VALUE, ASYNC>
-#define ALLOC(P, KIND, PTR, BYTES, ...) allocation<P##_params, AllocKind::KIND, &P##_params::PTR, &P##_params::BYTES __VA_OPT__(,) __VA_ARGS__>
+#define COPY(P, DST, SRC, KIND) linear_copy<P##_params, &P##_params::DST, &P##_params::SRC, MemcpyKind::KIND>
+#define MEMSET(P, ELEM, VALUE) memset_call<P##_params, ELEM, &P##_params::VALUE>
+#define ALLOC(P, KIND, PTR, BYTES) allocation<P##_params, AllocKind::KIND, &P##_params::PTR, &P##_params::BYTES>
 
 constexpr DriverCall kDriverCalls[] = {
     // Kernel launches and other work on streams.
@@ -377,37 +373,37 @@ constexpr DriverCall kDriverCalls[] = {
     CALL_PT(cuGraphInstantiateWithParams, ptsz, Exit, graph_instantiate),
 
     // Asynchronous copies.
-    CALL_PT(cuMemcpyAsync, ptsz, Entry, COPY(cuMemcpyAsync, dst, src, Default, true)),
-    CALL_PT(cuMemcpyHtoDAsync_v2, ptsz, Entry, COPY(cuMemcpyHtoDAsync_v2, dstDevice, srcHost, HostToDevice, true)),
-    CALL_PT(cuMemcpyDtoHAsync_v2, ptsz, Entry, COPY(cuMemcpyDtoHAsync_v2, dstHost, srcDevice, DeviceToHost, true)),
-    CALL_PT(cuMemcpyDtoDAsync_v2, ptsz, Entry, COPY(cuMemcpyDtoDAsync_v2, dstDevice, srcDevice, DeviceToDevice, true)),
-    CALL_PT(cuMemcpyPeerAsync, ptsz, Entry, COPY(cuMemcpyPeerAsync, dstDevice, srcDevice, Peer, true)),
-    CALL_PT(cuMemcpy2DAsync_v2, ptsz, Entry, shaped_copy<cuMemcpy2DAsync_v2_params, true>),
-    CALL_PT(cuMemcpy3DAsync_v2, ptsz, Entry, shaped_copy<cuMemcpy3DAsync_v2_params, true>),
+    CALL_PT(cuMemcpyAsync, ptsz, Entry, COPY(cuMemcpyAsync, dst, src, Default)),
+    CALL_PT(cuMemcpyHtoDAsync_v2, ptsz, Entry, COPY(cuMemcpyHtoDAsync_v2, dstDevice, srcHost, HostToDevice)),
+    CALL_PT(cuMemcpyDtoHAsync_v2, ptsz, Entry, COPY(cuMemcpyDtoHAsync_v2, dstHost, srcDevice, DeviceToHost)),
+    CALL_PT(cuMemcpyDtoDAsync_v2, ptsz, Entry, COPY(cuMemcpyDtoDAsync_v2, dstDevice, srcDevice, DeviceToDevice)),
+    CALL_PT(cuMemcpyPeerAsync, ptsz, Entry, COPY(cuMemcpyPeerAsync, dstDevice, srcDevice, Peer)),
+    CALL_PT(cuMemcpy2DAsync_v2, ptsz, Entry, shaped_copy<cuMemcpy2DAsync_v2_params>),
+    CALL_PT(cuMemcpy3DAsync_v2, ptsz, Entry, shaped_copy<cuMemcpy3DAsync_v2_params>),
 
     // Synchronous copies: the legacy stream, or the thread's own for _ptds.
-    CALL_PT(cuMemcpy, ptds, Entry, COPY(cuMemcpy, dst, src, Default, false)),
-    CALL_PT(cuMemcpyHtoD_v2, ptds, Entry, COPY(cuMemcpyHtoD_v2, dstDevice, srcHost, HostToDevice, false)),
-    CALL_PT(cuMemcpyDtoH_v2, ptds, Entry, COPY(cuMemcpyDtoH_v2, dstHost, srcDevice, DeviceToHost, false)),
-    CALL_PT(cuMemcpyDtoD_v2, ptds, Entry, COPY(cuMemcpyDtoD_v2, dstDevice, srcDevice, DeviceToDevice, false)),
-    CALL_PT(cuMemcpyPeer, ptds, Entry, COPY(cuMemcpyPeer, dstDevice, srcDevice, Peer, false)),
-    CALL_PT(cuMemcpy2D_v2, ptds, Entry, shaped_copy<cuMemcpy2D_v2_params, false>),
-    CALL_PT(cuMemcpy2DUnaligned_v2, ptds, Entry, shaped_copy<cuMemcpy2DUnaligned_v2_params, false>),
-    CALL_PT(cuMemcpy3D_v2, ptds, Entry, shaped_copy<cuMemcpy3D_v2_params, false>),
+    CALL_PT(cuMemcpy, ptds, Entry, COPY(cuMemcpy, dst, src, Default)),
+    CALL_PT(cuMemcpyHtoD_v2, ptds, Entry, COPY(cuMemcpyHtoD_v2, dstDevice, srcHost, HostToDevice)),
+    CALL_PT(cuMemcpyDtoH_v2, ptds, Entry, COPY(cuMemcpyDtoH_v2, dstHost, srcDevice, DeviceToHost)),
+    CALL_PT(cuMemcpyDtoD_v2, ptds, Entry, COPY(cuMemcpyDtoD_v2, dstDevice, srcDevice, DeviceToDevice)),
+    CALL_PT(cuMemcpyPeer, ptds, Entry, COPY(cuMemcpyPeer, dstDevice, srcDevice, Peer)),
+    CALL_PT(cuMemcpy2D_v2, ptds, Entry, shaped_copy<cuMemcpy2D_v2_params>),
+    CALL_PT(cuMemcpy2DUnaligned_v2, ptds, Entry, shaped_copy<cuMemcpy2DUnaligned_v2_params>),
+    CALL_PT(cuMemcpy3D_v2, ptds, Entry, shaped_copy<cuMemcpy3D_v2_params>),
 
     // Memsets.
-    CALL_PT(cuMemsetD8_v2, ptds, Entry, MEMSET(cuMemsetD8_v2, 1, uc, false)),
-    CALL_PT(cuMemsetD16_v2, ptds, Entry, MEMSET(cuMemsetD16_v2, 2, us, false)),
-    CALL_PT(cuMemsetD32_v2, ptds, Entry, MEMSET(cuMemsetD32_v2, 4, ui, false)),
-    CALL_PT(cuMemsetD8Async, ptsz, Entry, MEMSET(cuMemsetD8Async, 1, uc, true)),
-    CALL_PT(cuMemsetD16Async, ptsz, Entry, MEMSET(cuMemsetD16Async, 2, us, true)),
-    CALL_PT(cuMemsetD32Async, ptsz, Entry, MEMSET(cuMemsetD32Async, 4, ui, true)),
-    CALL_PT(cuMemsetD2D8_v2, ptds, Entry, MEMSET(cuMemsetD2D8_v2, 1, uc, false)),
-    CALL_PT(cuMemsetD2D16_v2, ptds, Entry, MEMSET(cuMemsetD2D16_v2, 2, us, false)),
-    CALL_PT(cuMemsetD2D32_v2, ptds, Entry, MEMSET(cuMemsetD2D32_v2, 4, ui, false)),
-    CALL_PT(cuMemsetD2D8Async, ptsz, Entry, MEMSET(cuMemsetD2D8Async, 1, uc, true)),
-    CALL_PT(cuMemsetD2D16Async, ptsz, Entry, MEMSET(cuMemsetD2D16Async, 2, us, true)),
-    CALL_PT(cuMemsetD2D32Async, ptsz, Entry, MEMSET(cuMemsetD2D32Async, 4, ui, true)),
+    CALL_PT(cuMemsetD8_v2, ptds, Entry, MEMSET(cuMemsetD8_v2, 1, uc)),
+    CALL_PT(cuMemsetD16_v2, ptds, Entry, MEMSET(cuMemsetD16_v2, 2, us)),
+    CALL_PT(cuMemsetD32_v2, ptds, Entry, MEMSET(cuMemsetD32_v2, 4, ui)),
+    CALL_PT(cuMemsetD8Async, ptsz, Entry, MEMSET(cuMemsetD8Async, 1, uc)),
+    CALL_PT(cuMemsetD16Async, ptsz, Entry, MEMSET(cuMemsetD16Async, 2, us)),
+    CALL_PT(cuMemsetD32Async, ptsz, Entry, MEMSET(cuMemsetD32Async, 4, ui)),
+    CALL_PT(cuMemsetD2D8_v2, ptds, Entry, MEMSET(cuMemsetD2D8_v2, 1, uc)),
+    CALL_PT(cuMemsetD2D16_v2, ptds, Entry, MEMSET(cuMemsetD2D16_v2, 2, us)),
+    CALL_PT(cuMemsetD2D32_v2, ptds, Entry, MEMSET(cuMemsetD2D32_v2, 4, ui)),
+    CALL_PT(cuMemsetD2D8Async, ptsz, Entry, MEMSET(cuMemsetD2D8Async, 1, uc)),
+    CALL_PT(cuMemsetD2D16Async, ptsz, Entry, MEMSET(cuMemsetD2D16Async, 2, us)),
+    CALL_PT(cuMemsetD2D32Async, ptsz, Entry, MEMSET(cuMemsetD2D32Async, 4, ui)),
 
     // Events, streams and synchronization.
     CALL_PT(cuEventRecord, ptsz, Entry, event_record<cuEventRecord_params>),
@@ -434,8 +430,8 @@ constexpr DriverCall kDriverCalls[] = {
     CALL(cuMemAllocHost_v2, Exit, ALLOC(cuMemAllocHost_v2, HostPinned, pp, bytesize)),
     CALL(cuMemHostAlloc, Exit, ALLOC(cuMemHostAlloc, HostPinned, pp, bytesize)),
     CALL(cuMemHostAlloc_v2, Exit, ALLOC(cuMemHostAlloc, HostPinned, pp, bytesize)),
-    CALL_PT(cuMemAllocAsync, ptsz, Exit, ALLOC(cuMemAllocAsync, Async, dptr, bytesize, true)),
-    CALL_PT(cuMemAllocFromPoolAsync, ptsz, Exit, ALLOC(cuMemAllocFromPoolAsync, Async, dptr, bytesize, true)),
+    CALL_PT(cuMemAllocAsync, ptsz, Exit, ALLOC(cuMemAllocAsync, Async, dptr, bytesize)),
+    CALL_PT(cuMemAllocFromPoolAsync, ptsz, Exit, ALLOC(cuMemAllocFromPoolAsync, Async, dptr, bytesize)),
     CALL(cuMemMap, Exit, mem_map),
     CALL(cuMemUnmap, Entry, free_call<cuMemUnmap_params, AllocKind::Vmm, &cuMemUnmap_params::ptr>),
     CALL(cuMemFree_v2, Entry, free_call<cuMemFree_v2_params, AllocKind::Device, &cuMemFree_v2_params::dptr>),
