@@ -1,6 +1,6 @@
-// analyzer_bench: the analyzer's performance targets (DESIGN.md) on a synthetic ZeRO-2-like
-// trace: 2 ranks, 4 streams each (input copies, compute, reduction, optimizer), double-
-// buffered IPG buckets with one event per buffer, many steps.
+// analyzer_bench: the analyzer's performance targets (docs/analysis.md, "Performance") on a
+// synthetic ZeRO-2-like trace: 2 ranks, 4 streams each (input copies, compute, reduction,
+// optimizer), double-buffered IPG buckets with one event per buffer, many steps.
 //
 //   analyzer_bench [OPERATIONS=10000000] [TMPDIR=/tmp] [race]
 //

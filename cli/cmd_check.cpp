@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "messages.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
@@ -29,17 +30,14 @@ struct CheckOptions {
   std::string output;  // "" or "-": standard output
   bool force = false;
   std::string suppressions;
-  std::string fail_on = "races,oversync";
+  std::string fail_on = "races,oversync,truncated";
   bool per_thread_host = false;
   std::string kernels;
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
 // on stderr and exit 2, like CLI11's own errors.
-int usage_error(const std::string& what) {
-  std::cerr << "streamhaz check: " << what << "\n";
-  return kExitUsage;
-}
+int usage_error(const std::string& what) { return cli::usage_error("check", what); }
 
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> items;
@@ -48,22 +46,73 @@ std::vector<std::string> split_commas(const std::string& list) {
   return items;
 }
 
+// What makes the exit status 1: finding kinds, and traces that were not checked completely.
+struct FailOn {
+  std::set<FindingKind> kinds;
+  bool truncated = false;  // a trace cut off (a killed rank): part of the run was never checked
+};
+
+// The words of --fail-on, in one table: what each adds.
+struct FailOnWord {
+  const char* word;
+  std::vector<FindingKind> kinds;
+  bool truncated;
+};
+const std::vector<FailOnWord>& fail_on_words() {
+  static const std::vector<FailOnWord> words = {
+      {"races", {FindingKind::Race}, false},
+      {"race", {FindingKind::Race}, false},
+      {"possible", {FindingKind::PossibleRace}, false},
+      {"oversync", {FindingKind::OverSync}, false},
+      {"truncated", {}, true},
+      {"all", {FindingKind::Race, FindingKind::PossibleRace, FindingKind::OverSync}, true},
+      {"none", {}, false},  // report, never fail
+  };
+  return words;
+}
+
+const FailOnWord* find_fail_on_word(const std::string& word) {
+  for (const FailOnWord& w : fail_on_words())
+    if (word == w.word) return &w;
+  return nullptr;
+}
+
 // --fail-on takes one comma-separated word (a vector option would swallow the TRACE arguments).
 std::string check_fail_on(const std::string& list) {
-  for (const std::string& n : split_commas(list))
-    if (n != "races" && n != "race" && n != "possible" && n != "oversync" && n != "all" && n != "none")
-      return "'" + n + "' is not one of races, possible, oversync, all, none";
+  for (const std::string& n : split_commas(list)) {
+    if (find_fail_on_word(n)) continue;
+    std::string known;
+    for (const FailOnWord& w : fail_on_words()) known += (known.empty() ? "" : ", ") + std::string(w.word);
+    return "'" + n + "' is not one of " + known;
+  }
   return {};
 }
 
-std::set<FindingKind> failing_kinds(const std::string& list) {
-  std::set<FindingKind> kinds;
+FailOn parse_fail_on(const std::string& list) {
+  FailOn f;
   for (const std::string& n : split_commas(list)) {
-    if (n == "races" || n == "race" || n == "all") kinds.insert(FindingKind::Race);
-    if (n == "oversync" || n == "all") kinds.insert(FindingKind::OverSync);
-    if (n == "possible" || n == "all") kinds.insert(FindingKind::PossibleRace);
+    const FailOnWord* w = find_fail_on_word(n);
+    if (!w) continue;  // refused by check_fail_on already
+    f.kinds.insert(w->kinds.begin(), w->kinds.end());
+    f.truncated |= w->truncated;
   }
-  return kinds;  // "none": report, never fail
+  return f;
+}
+
+// The traces that were cut off, said once on stderr whatever the format: a CI log must show
+// why a run without findings failed, and how much went unchecked.
+bool report_truncated(const analysis::AnalysisResult& a, bool fails) {
+  uint64_t traces = 0, lost = 0;
+  for (const analysis::TraceSummary& t : a.traces) {
+    traces += t.truncated;
+    lost += t.truncated ? t.records_lost : 0;
+  }
+  if (!traces) return false;
+  std::string what = std::to_string(traces) + " truncated trace(s): the run was not checked completely";
+  if (lost) what += " (at least " + std::to_string(lost) + " records lost, more after each rank's last flush)";
+  what += fails ? "; failing (--fail-on truncated)" : "; not failing (--fail-on without truncated)";
+  cli::warning("check", what);
+  return fails;
 }
 
 bool writes_to_stdout(const CheckOptions& o) { return o.output.empty() || o.output == "-"; }
@@ -128,10 +177,11 @@ int run_check(const CheckOptions& o) {
     std::cerr << report::summary_line(input) << "\n";
   }
 
-  const auto failing = failing_kinds(o.fail_on);
+  const FailOn fail_on = parse_fail_on(o.fail_on);
+  const bool truncated = report_truncated(input.analysis, fail_on.truncated);
   for (const analysis::Finding& f : input.analysis.findings)
-    if (failing.count(f.kind)) return kExitFindings;
-  return kExitClean;
+    if (fail_on.kinds.count(f.kind)) return kExitFindings;
+  return truncated ? kExitFindings : kExitClean;
 }
 
 }  // namespace
@@ -152,10 +202,11 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "File of rules hiding known findings (by kind, op, buffer, streams, nvtx, key; see docs/check.md)")
       ->type_name("FILE");
   cmd->add_option("--fail-on", o->fail_on,
-                  "Finding kinds that make the exit status 1, comma-separated: races, possible (pointer-tier races), "
-                  "oversync, all or none")
+                  "What makes the exit status 1, comma-separated: races, possible (pointer-tier races), oversync, "
+                  "truncated (a trace cut "
+                  "off, so part of the run went unchecked), all or none")
       ->type_name("KINDS")
-      ->check(CLI::Validator(check_fail_on, "{races,possible,oversync,all,none}", "fail-on kinds"))
+      ->check(CLI::Validator(check_fail_on, "{races,possible,oversync,truncated,all,none}", "fail-on kinds"))
       ->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "kernels.json from `streamhaz kernels scan`: static footprints for the kernels it summarises "
@@ -167,8 +218,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  streamhaz check traces/\n"
       "  streamhaz check traces/ --format sarif -o streamhaz.sarif --suppressions streamhaz.supp\n"
-      "Exit status: 0 no findings of the --fail-on kinds, 1 findings, 2 usage error or an unreadable,\n"
-      "corrupt or missing trace (the message names the file and byte offset).");
+      "Exit status: 0 nothing of the --fail-on kinds, 1 findings of those kinds or (with the default\n"
+      "--fail-on) a truncated trace, 2 usage error or an unreadable, corrupt or missing trace (the message\n"
+      "names the file and byte offset).");
   cmd->callback([o, &exit_code] { exit_code = run_check(*o); });
 }
 

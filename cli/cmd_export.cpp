@@ -1,10 +1,10 @@
 // `streamhaz export TRACE... --json`: every record as one JSON object per line;
 // `--perfetto FILE`: the timeline for ui.perfetto.dev (perfetto_output.cpp).
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "commands.h"
+#include "messages.h"
+#include "output_file.h"
 #include "perfetto_output.h"
 #include "streamhaz/trace/reader.h"
 #include "streamhaz/trace/record_json.h"
@@ -23,7 +23,7 @@ void export_records(const std::vector<std::string>& paths, std::ostream& out) {
       // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
       out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     }
-    if (reader.truncated()) std::cerr << "streamhaz export: warning: " << reader.truncation() << "\n";
+    if (reader.truncated()) warning("export", reader.truncation());
   }
 }
 
@@ -46,9 +46,13 @@ void add_export_command(CLI::App& app, int& exit_code) {
                   "flows for event waits and NCCL matches, finding markers; docs/report.md)")
       ->type_name("FILE")
       ->excludes(json);
-  cmd->add_option("-o,--output", o->output, "Write to this file instead of standard output");
+  cmd->add_option("-o,--output", o->output, "Write to this file instead of standard output (- for standard output)");
   cmd->add_flag("--force", o->force, "Replace --output if it exists");
-  cmd->footer("Exit status: 0, or 2 when a trace cannot be read or the output exists.");
+  cmd->footer(
+      "-o PATH: a new file, or with --force an existing one, appears only once every trace was read;\n"
+      "a symbolic link is written through, a FIFO or character device written to, anything else refused.\n"
+      "Exit status: 0, or 2 when a trace cannot be read, the output exists (without --force), is refused,\n"
+      "or cannot be written (standard output included).");
   cmd->callback([o, &exit_code] {
     if (!o->perfetto.empty()) {
       if (!o->output.empty()) throw CLI::ValidationError("--perfetto FILE names its output; -o is for --json");
@@ -57,27 +61,15 @@ void add_export_command(CLI::App& app, int& exit_code) {
     }
     if (!o->json) throw CLI::RequiredError("--json or --perfetto");
     std::vector<std::string> paths = trace::expand_trace_paths(o->traces);
-    if (o->output.empty()) {
+    if (o->output.empty() || o->output == "-") {
       export_records(paths, std::cout);
-    } else {
-      if (std::filesystem::exists(o->output) && !o->force)
-        throw std::runtime_error(o->output + " exists; pass --force to replace it");
-      // Written beside the target and renamed at the end: a trace that fails half-way leaves
-      // the old file as it was.
-      std::string partial = o->output + ".partial";
-      try {
-        std::ofstream file(partial, std::ios::trunc);
-        if (!file) throw std::runtime_error("cannot write " + partial);
-        export_records(paths, file);
-        file.close();
-        if (!file) throw std::runtime_error("cannot write " + partial);
-        std::filesystem::rename(partial, o->output);
-      } catch (...) {
-        std::error_code ec;
-        std::filesystem::remove(partial, ec);
-        throw;
-      }
+      exit_code = stdout_written("export") ? kExitClean : kExitUsage;
+      return;
     }
+    // Refused (and nothing created) before any trace is read; the file appears only at commit.
+    OutputFile file(o->output, o->force);
+    export_records(paths, file.stream());
+    file.commit();
     exit_code = kExitClean;
   });
 }

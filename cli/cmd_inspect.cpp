@@ -4,11 +4,16 @@
 #include <iostream>
 
 #include "commands.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
+#include "messages.h"
 #include "trace_stats.h"
 
 namespace streamhaz::cli {
 namespace {
+
+// Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
 
 std::string stream_flags_text(uint32_t flags) {
   if (flags & trace::kStreamLegacyDefault) return "legacy default";
@@ -16,22 +21,24 @@ std::string stream_flags_text(uint32_t flags) {
   return flags & trace::kStreamNonBlocking ? "non-blocking" : "blocking";
 }
 
+// Every string below comes from the trace: escaped (trace::printable) before it is printed.
 std::string header_value(const nlohmann::json& h, const char* key) {
   auto it = h.find(key);
   if (it == h.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return trace::printable(it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, kReplace));
 }
 
 void print_text(const TraceStats& s, std::ostream& out) {
-  out << fmt::format("{}: {} bytes, {} chunks, {} records, {}\n", s.path, s.file_bytes, s.chunks, s.records,
-                     s.truncated ? "TRUNCATED (" + s.truncation + ")" : "complete");
+  out << fmt::format("{}: {} bytes, {} chunks, {} records, {}\n", trace::printable(s.path), s.file_bytes, s.chunks,
+                     s.records, s.truncated ? "TRUNCATED (" + trace::printable(s.truncation) + ")" : "complete");
   const nlohmann::json& h = s.header;
   out << fmt::format("  rank {} of {}, pid {}, host {}\n", header_value(h, "rank"), header_value(h, "world_size"),
                      header_value(h, "pid"), header_value(h, "host"));
   if (auto it = h.find("command"); it != h.end() && it->is_array()) {
     std::string cmd;
-    for (const auto& a : *it) cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
-    out << "  command: " << cmd << "\n";
+    for (const auto& a : *it)
+      cmd += (cmd.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump(-1, ' ', false, kReplace));
+    out << "  command: " << trace::printable(cmd) << "\n";
   }
   out << fmt::format("  clock {}, footprints {}, CUDA driver {}, runtime {}, NCCL {}\n", header_value(h, "clock"),
                      header_value(h, "footprints"), header_value(h, "cuda_driver"), header_value(h, "cuda_runtime"),
@@ -47,9 +54,9 @@ void print_text(const TraceStats& s, std::ostream& out) {
   out << "  streams:\n";
   for (const auto& [id, st] : s.streams) {
     std::string ops;
-    for (const auto& [kind, n] : st.operations) ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", kind, n);
+    for (const auto& [kind, n] : st.operations) ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", trace::printable(kind), n);
     out << fmt::format("    stream {} \"{}\" (device {}, {}, priority {}): {}; event records {}, waits {}, host syncs {}\n",
-                       id, st.name.empty() ? "unnamed" : st.name, st.device, stream_flags_text(st.flags), st.priority,
+                       id, st.name.empty() ? "unnamed" : trace::printable(st.name), st.device, stream_flags_text(st.flags), st.priority,
                        ops.empty() ? "no operations" : ops, st.records, st.waits, st.syncs);
   }
   out << "  records by kind:";
@@ -99,9 +106,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
       if (*json) all.push_back(to_json(s));
       else print_text(s, std::cout);
     }
-    // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
-    if (*json) std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    exit_code = kExitClean;
+    if (*json) std::cout << all.dump(2, ' ', false, kReplace) << "\n";
+    exit_code = stdout_written("inspect") ? kExitClean : kExitUsage;
   });
 }
 

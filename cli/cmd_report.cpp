@@ -1,10 +1,11 @@
 // `streamhaz report TRACE... -o report.html`: the findings and a timeline of every rank's
 // streams in one self-contained HTML file. docs/report.md is the user's manual.
 #include <iostream>
+#include <optional>
 #include <memory>
 
 #include "commands.h"
-#include "new_output_file.h"
+#include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/html_report.h"
 #include "streamhaz/report/suppressions.h"
@@ -38,8 +39,14 @@ int run_report(const ReportOptions& o) {
   }
   const bool to_stdout = o.output == "-";
   // Refuse before a possibly long analysis, not after it.
-  if (!to_stdout)
-    if (std::string why = refuse_existing(o.output, o.force); !why.empty()) return usage_error(why);
+  std::optional<OutputFile> file;
+  if (!to_stdout) {
+    try {
+      file.emplace(o.output, o.force);
+    } catch (const std::runtime_error& e) {
+      return usage_error(e.what());
+    }
+  }
 
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
@@ -57,7 +64,8 @@ int run_report(const ReportOptions& o) {
     if (!std::cout) return usage_error("cannot write the report to standard output");
   } else {
     try {
-      write_new_file(o.output, o.force, [&](std::ostream& out) { stats = report::write_html_report(out, input, timeline, html); });
+      stats = report::write_html_report(file->stream(), input, timeline, html);
+      file->commit();
     } catch (const std::runtime_error& e) {
       return usage_error(e.what());
     }

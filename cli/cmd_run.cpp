@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "commands.h"
-#include "streamhaz/tracer/timing_policy.h"
+#include "messages.h"
+#include "streamhaz/tracer/settings.h"
 
 namespace streamhaz::cli {
 namespace {
@@ -51,7 +53,7 @@ bool prepare_out_dir(const std::string& out_dir, bool force) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
-    std::fprintf(stderr, "streamhaz run: cannot create output folder %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    usage_error("run", "cannot create output folder " + out_dir + ": " + ec.message());
     return false;
   }
   std::vector<fs::path> old;
@@ -59,15 +61,12 @@ bool prepare_out_dir(const std::string& out_dir, bool force) {
     if (entry.is_regular_file(ec) && entry.path().extension() == ".shz") old.push_back(entry.path());
   if (old.empty()) return true;
   if (!force) {
-    std::fprintf(stderr,
-                 "streamhaz run: %s already holds %zu trace file(s) of an earlier run; pass --force to replace "
-                 "them, or choose another --out\n",
-                 out_dir.c_str(), old.size());
+    usage_error("run", out_dir + " already holds " + std::to_string(old.size()) +
+                           " trace file(s) of an earlier run; pass --force to replace them, or choose another --out");
     return false;
   }
   for (const fs::path& p : old) fs::remove(p, ec);
-  std::fprintf(stderr, "streamhaz run: removed %zu trace file(s) of an earlier run from %s\n", old.size(),
-               out_dir.c_str());
+  warning("run", "removed " + std::to_string(old.size()) + " trace file(s) of an earlier run from " + out_dir);
   return true;
 }
 
@@ -83,7 +82,7 @@ int spawn_and_wait(const std::vector<std::string>& command) {
     for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "streamhaz run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    usage_error("run", std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
     _exit(127);
   }
   int status = 0;
@@ -102,51 +101,51 @@ int check_traces(const std::string& out_dir) {
   unsetenv("LD_PRELOAD");
   std::error_code ec;
   if (!fs::exists(out_dir, ec) || fs::is_empty(out_dir, ec)) {
-    std::fprintf(stderr, "streamhaz run: no trace was written to %s (did the program use CUDA?)\n", out_dir.c_str());
-    return kExitUsage;
+    return usage_error("run", "no trace was written to " + out_dir + " (did the program use CUDA?)");
   }
   return spawn_and_wait({"/proc/self/exe", "check", out_dir});
 }
 
 struct RunOptions {
-  std::string out = "streamhaz-trace";
-  // Empty: not given, so the tracer reads the environment (or uses its own default).
-  std::string footprints;
-  std::string gpu_times;
+  // Tracer settings given as options, by variable name (tracer_settings()); one not given is
+  // left to the environment, else the tracer's default. --out always applies.
+  std::map<std::string, std::string> settings;
   bool check = false;
   bool force = false;
   std::vector<std::string> command;
 };
 
+constexpr const char* kOutDirVariable = "STREAMHAZ_OUT_DIR";
+
+// A setting without an option, for the footer: "  STREAMHAZ_DISABLE=1|0: help (default 0)".
+std::string fmt_setting_line(const tracer::SettingSpec& spec, const std::string& default_value) {
+  return std::string("  ") + spec.env + "=" + spec.values + ": " + spec.help + " (default " + default_value + ")\n";
+}
+
 int run_traced(const RunOptions& o) {
-  const std::string& out_dir = o.out;
+  const std::string out_dir =
+      o.settings.count(kOutDirVariable) ? o.settings.at(kOutDirVariable) : tracer::TracerSettings{}.out_dir;
   const std::vector<std::string>& command = o.command;
   const bool check = o.check;
   // Usage errors first: a folder holding traces of an earlier run stays as it is unless asked.
-  if (o.gpu_times.empty()) {
-    // The tracer would only warn about a bad value inherited from the environment.
-    const char* env = std::getenv("STREAMHAZ_GPU_TIMES");
-    std::string why;
-    if (env && *env && !tracer::parse_timing_policy(env, why)) {
-      std::fprintf(stderr, "streamhaz run: STREAMHAZ_GPU_TIMES: %s\n", why.c_str());
-      return kExitUsage;
-    }
+  // The tracer would only warn about a bad value inherited from the environment.
+  for (const tracer::SettingSpec& spec : tracer::tracer_settings()) {
+    const char* env = std::getenv(spec.env);
+    if (o.settings.count(spec.env) || !env || !*env) continue;
+    if (auto why = tracer::setting_error(spec, env)) return usage_error("run", std::string(spec.env) + ": " + *why);
   }
   if (!prepare_out_dir(out_dir, o.force)) return kExitUsage;
   std::string tracer = find_tracer_library();
-  if (tracer.empty()) {
-    std::fprintf(stderr,
-                 "streamhaz run: tracer library libstreamhaz-tracer.so not found next to this "
-                 "command (built only where CUDA, CUPTI and NCCL are found); set "
-                 "STREAMHAZ_TRACER_LIB\n");
-    return kExitUsage;
-  }
+  if (tracer.empty())
+    return usage_error("run",
+                       "tracer library libstreamhaz-tracer.so not found next to this command (built only where "
+                       "CUDA, CUPTI and NCCL are found); set STREAMHAZ_TRACER_LIB");
   // The tracer needs the CUDA driver library; preloading it where there is none would stop
   // every process from starting. Then run the program untraced.
   if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
     dlclose(driver);
   } else {
-    std::fprintf(stderr, "streamhaz run: no CUDA driver (libcuda.so.1) here; running the program untraced\n");
+    warning("run", "no CUDA driver (libcuda.so.1) here; running the program untraced");
     int status = spawn_and_wait(command);
     return check ? (status != 0 ? status : kExitUsage) : status;
   }
@@ -154,9 +153,8 @@ int run_traced(const RunOptions& o) {
   setenv("CUDA_INJECTION64_PATH", tracer.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", tracer.c_str(), 1);
   prepend_env_list("LD_PRELOAD", tracer, ':');
-  setenv("STREAMHAZ_OUT_DIR", fs::absolute(out_dir).c_str(), 1);
-  if (!o.footprints.empty()) setenv("STREAMHAZ_FOOTPRINTS", o.footprints.c_str(), 1);
-  if (!o.gpu_times.empty()) setenv("STREAMHAZ_GPU_TIMES", o.gpu_times.c_str(), 1);
+  for (const auto& [variable, value] : o.settings) setenv(variable.c_str(), value.c_str(), 1);
+  setenv(kOutDirVariable, fs::absolute(out_dir).c_str(), 1);
   int status = spawn_and_wait(command);
   if (!check) return status;
   int verdict = check_traces(out_dir);
@@ -169,27 +167,31 @@ int run_traced(const RunOptions& o) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Run a program under the tracer; one trace file per CUDA process");
   auto opts = std::make_shared<RunOptions>();
-  cmd->add_option("--out", opts->out, "Folder for the trace files (one per rank)")->capture_default_str();
-  cmd->add_option("--footprints", opts->footprints,
-                  "Kernel footprint tier: pointer (default: launch arguments that point into traced "
-                  "allocations), api (none), static (argument bytes for `check --kernels`) or exact "
-                  "(byte ranges from instrumentation); else STREAMHAZ_FOOTPRINTS")
-      ->check(CLI::IsMember({"api", "pointer", "static", "exact"}));
-  cmd->add_option("--gpu-times", opts->gpu_times,
-                  "GPU start/end times: all, off, or sampled[:WINDOW_MS/PERIOD_MS] (default sampled, "
-                  "200 ms in every 2000; else STREAMHAZ_GPU_TIMES). Every operation is traced in "
-                  "every mode; times cost host time per launch (docs/tracer.md)")
-      ->check([](const std::string& v) {
-        std::string why;
-        return tracer::parse_timing_policy(v, why) ? std::string() : why;
-      });
+  // The tracer's settings table gives the options, their help and their validation.
+  const tracer::TracerSettings defaults;
+  std::string environment_only;
+  for (const tracer::SettingSpec& spec : tracer::tracer_settings()) {
+    const std::string fallback = std::string(spec.env) == kOutDirVariable ? "" : std::string("; else ") + spec.env;
+    if (!spec.option) {
+      environment_only += fmt_setting_line(spec, spec.show(defaults));
+      continue;
+    }
+    cmd->add_option_function<std::string>(
+           spec.option, [opts, env = std::string(spec.env)](const std::string& v) { opts->settings[env] = v; },
+           std::string(spec.help) + " (default " + spec.show(defaults) + fallback + ")")
+        ->type_name(spec.values)
+        ->check([&spec](const std::string& v) { return tracer::setting_error(spec, v).value_or(""); });
+  }
   cmd->add_flag("--check", opts->check, "After the program ends, run `streamhaz check` on the trace folder");
   cmd->add_flag("--force", opts->force, "Replace trace files an earlier run left in --out");
   cmd->add_option("command", opts->command, "The program and its arguments, after --")->required();
   cmd->footer("Example: streamhaz run --out traces/ -- torchrun --nproc_per_node 2 train.py\n"
-              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing\n"
-              "or --out holds traces of an earlier run (without --force);\n"
-              "with --check and a program that succeeded, check's (0 clean, 1 findings, 2 unreadable).");
+              "Environment, read by the tracer in every process (an option above sets its variable):\n" +
+              environment_only +
+              "Exit status: the program's own (128+N when it dies of signal N), 2 when the tracer is missing,\n"
+              "a setting (option or inherited variable) is bad, or --out holds traces of an earlier run\n"
+              "(without --force); with --check and a program that succeeded, check's (0 clean, 1 findings,\n"
+              "2 unreadable).");
   cmd->callback([opts, &exit_code] {
     exit_code = run_traced(*opts);
   });

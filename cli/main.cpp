@@ -3,7 +3,9 @@
 #include <exception>
 
 #include "commands.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
+#include "streamhaz/version.h"
 
 int main(int argc, char** argv) {
   using namespace streamhaz::cli;
@@ -11,7 +13,7 @@ int main(int argc, char** argv) {
       "streamhaz: finds stream hazards (unordered reads and writes of the same bytes on\n"
       "different CUDA streams) in traces of multi-GPU training runs."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "streamhaz 0.1.0");
+  app.set_version_flag("--version", std::string("streamhaz ") + streamhaz::kVersion);
   int exit_code = kExitClean;
   add_run_command(app, exit_code);
   add_check_command(app, exit_code);
@@ -28,13 +30,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  } catch (const streamhaz::trace::TraceError& e) {
-    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    // CLI11's messages quote the arguments: escaped like every other message.
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n",
+                 streamhaz::trace::printable(e.what()).c_str());
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "streamhaz: %s\n", e.what());
+    // TraceError (file, byte offset, what) included: file names may hold anything.
+    std::fprintf(stderr, "streamhaz: %s\n", streamhaz::trace::printable(e.what()).c_str());
     return kExitUsage;
   }
   return exit_code;

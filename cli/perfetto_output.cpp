@@ -1,9 +1,10 @@
 #include "perfetto_output.h"
 
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
-#include "new_output_file.h"
+#include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/perfetto_export.h"
 #include "streamhaz/report/timeline.h"
@@ -11,8 +12,11 @@
 namespace streamhaz::cli {
 
 int export_perfetto(const std::vector<std::string>& paths, const std::string& file, bool force) {
-  if (std::string why = refuse_existing(file, force); !why.empty()) {
-    std::cerr << "streamhaz export: " << why << "\n";
+  std::optional<OutputFile> out;  // refused before the analysis, not after it
+  try {
+    out.emplace(file, force);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "streamhaz export: " << e.what() << "\n";
     return kExitUsage;
   }
   // The findings become markers; the analysis also numbers the ranks the way check does.
@@ -20,7 +24,8 @@ int export_perfetto(const std::vector<std::string>& paths, const std::string& fi
   const report::Timeline timeline = report::load_timeline(result.traces);
   report::PerfettoStats stats;
   try {
-    write_new_file(file, force, [&](std::ostream& out) { stats = report::write_perfetto_trace(out, timeline, result.findings); });
+    stats = report::write_perfetto_trace(out->stream(), timeline, result.findings);
+    out->commit();
   } catch (const std::runtime_error& e) {
     std::cerr << "streamhaz export: " << e.what() << "\n";
     return kExitUsage;

@@ -47,7 +47,8 @@ json finding_json(const Finding& f) {
 
 json trace_json(const analysis::TraceSummary& t) {
   return {{"path", t.path},         {"rank", t.rank},           {"records", t.records},
-          {"operations", t.operations}, {"truncated", t.truncated}, {"truncation", t.truncation}};
+          {"operations", t.operations}, {"truncated", t.truncated}, {"truncation", t.truncation},
+          {"records_lost", t.records_lost}, {"dropped_records", t.dropped_records}};
 }
 
 }  // namespace

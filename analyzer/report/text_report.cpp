@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "streamhaz/trace/printable.h"
+
 namespace streamhaz::report {
 namespace {
 
@@ -92,15 +94,7 @@ void write_finding(std::ostream& out, const Finding& f) {
 
 }  // namespace
 
-std::string printable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out;
-}
+std::string printable(const std::string& text) { return trace::printable(text); }
 
 // "(kernels: 12 exact, 40 pointer only, 3 without footprint: ordering only)"
 std::string footprint_coverage(const analysis::AnalysisResult& a) {

@@ -104,7 +104,21 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     s.operations = run.engine->operations();
     s.truncated = r.truncated();
     s.truncation = r.truncation();
-    if (s.truncated) result.warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk: {}", s.truncation));
+    s.records_lost = r.records_lost();
+    if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
+      s.dropped_records = d->get<uint64_t>();
+    if (s.truncated)
+      result.warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk ({} operations; {}what "
+                                            "the process did after its last flush is not in the file): {}",
+                                            s.operations,
+                                            s.records_lost ? fmt::format("{} records of a cut-off chunk lost, and ",
+                                                                         s.records_lost)
+                                                           : "",
+                                            s.truncation));
+    if (s.dropped_records)
+      result.warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
+                                            "operations among them were not checked",
+                                            s.path, s.dropped_records));
     result.operations_checked += run.engine->operations();
     result.operations_without_footprint += run.engine->operations_without_footprint();
     for (size_t t = 0; t < result.kernels_by_tier.size(); ++t) result.kernels_by_tier[t] += run.engine->kernels_by_tier()[t];

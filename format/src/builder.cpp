@@ -162,87 +162,88 @@ void RankTraceBuilder::emit_timing(uint64_t seq, StreamId s, double us) {
   add(Timing{seq, static_cast<uint64_t>(start * 1000), static_cast<uint64_t>(free_at * 1000)});
 }
 
+// Every operation: its OpCommon, the record, what belongs to it (a kernel's accesses), then
+// its simulated GPU interval.
+template <class Op>
+uint64_t RankTraceBuilder::issue(StreamId s, Op op, double us, const std::vector<Record>& attached) {
+  op.op = op_on(s);
+  add(op);
+  for (Record r : attached) {
+    if (auto* a = std::get_if<Access>(&r)) a->op_seq = op.op.seq;
+    add(r);
+  }
+  emit_timing(op.op.seq, s, us);
+  return op.op.seq;
+}
+
 uint64_t RankTraceBuilder::kernel(StreamId s, const std::string& name, const std::vector<KernelAccess>& accesses,
                                   double us, FootprintTier tier) {
   Kernel k;
-  k.op = op_on(s);
   k.name = intern(name);
   k.grid[0] = 128;
   k.block[0] = 256;
-  add(k);
-  for (const KernelAccess& a : accesses) add(Access{k.op.seq, a.ptr, a.bytes, a.mode, a.tier.value_or(tier)});
-  emit_timing(k.op.seq, s, us);
-  return k.op.seq;
+  std::vector<Record> footprint;
+  for (const KernelAccess& a : accesses) footprint.push_back(Access{0, a.ptr, a.bytes, a.mode, a.tier.value_or(tier)});
+  return issue(s, k, us, footprint);
 }
 
 uint64_t RankTraceBuilder::kernel_with_params(StreamId s, const std::string& name, const std::string& params,
                                               double us) {
   Kernel k;
-  k.op = op_on(s);
   k.name = intern(name);
   k.params = params;
-  add(k);
-  emit_timing(k.op.seq, s, us);
-  return k.op.seq;
+  return issue(s, k, us, {});
 }
 
-uint64_t RankTraceBuilder::copy_on(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind,
-                                   uint32_t flags, double us) {
+namespace {
+
+Memcpy copy_record(uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, uint32_t flags) {
   Memcpy m;
-  m.op = op_on(s);
   m.dst = dst;
   m.src = src;
   m.width = bytes;
   m.kind = kind;
   m.flags = flags;
-  add(m);
-  emit_timing(m.op.seq, s, us);
-  return m.op.seq;
+  return m;
 }
 
-uint64_t RankTraceBuilder::fill_on(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, uint32_t flags, double us) {
+Memset fill_record(uint64_t dst, uint64_t bytes, uint32_t value, uint32_t flags) {
   Memset m;
-  m.op = op_on(s);
   m.dst = dst;
   m.width = bytes;
   m.value = value;
   m.flags = flags;
-  add(m);
-  emit_timing(m.op.seq, s, us);
-  return m.op.seq;
+  return m;
 }
 
+}  // namespace
+
 uint64_t RankTraceBuilder::memcpy(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, double us) {
-  return copy_on(s, dst, src, bytes, kind, 0, us);
+  return issue(s, copy_record(dst, src, bytes, kind, 0), us);
 }
 
 uint64_t RankTraceBuilder::memcpy_sync(uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, bool pageable,
                                        double us) {
   StreamId s = legacy_stream();
-  uint64_t seq = copy_on(s, dst, src, bytes, kind, kMemSync | (pageable ? uint32_t(kMemPageableHost) : 0u), us);
+  const uint32_t flags = kMemSync | (pageable ? uint32_t(kMemPageableHost) : 0u);
+  uint64_t seq = issue(s, copy_record(dst, src, bytes, kind, flags), us);
   if (kind != MemcpyKind::DeviceToDevice) host_us_ = std::max(host_us_, stream_free(s));
   return seq;
 }
 
 uint64_t RankTraceBuilder::memset(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, double us) {
-  return fill_on(s, dst, bytes, value, 0, us);
+  return issue(s, fill_record(dst, bytes, value, 0), us);
 }
 
 uint64_t RankTraceBuilder::memset_sync(uint64_t dst, uint64_t bytes, uint32_t value, double us) {
-  return fill_on(legacy_stream(), dst, bytes, value, kMemSync, us);
+  return issue(legacy_stream(), fill_record(dst, bytes, value, kMemSync), us);
 }
 
-uint64_t RankTraceBuilder::host_func(StreamId s, double us) {
-  HostFunc h{op_on(s)};
-  add(h);
-  emit_timing(h.op.seq, s, us);
-  return h.op.seq;
-}
+uint64_t RankTraceBuilder::host_func(StreamId s, double us) { return issue(s, HostFunc{}, us); }
 
 uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
                                 uint64_t comm, double us, int peer, uint8_t elem_bytes) {
   Nccl n;
-  n.op = op_on(s);
   n.kind = kind;
   n.sendbuf = sendbuf;
   n.recvbuf = recvbuf;
@@ -254,9 +255,7 @@ uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uin
   n.rank = static_cast<uint32_t>(rank_);
   n.nranks = static_cast<uint32_t>(world_size_);
   n.comm_seq = comm_seq_[comm]++;
-  add(n);
-  emit_timing(n.op.seq, s, us);
-  return n.op.seq;
+  return issue(s, n, us);
 }
 
 EventId RankTraceBuilder::event(uint32_t flags) {
@@ -319,12 +318,9 @@ void RankTraceBuilder::end_capture(StreamId s, GraphId g) {
 }
 
 uint64_t RankTraceBuilder::graph_launch(StreamId s, GraphId g) {
-  GraphLaunch l{op_on(s), g};
-  add(l);
   double total = 0;
   for (const auto& [seq, us] : graph_ops_[g]) total += us;
-  emit_timing(l.op.seq, s, total);
-  return l.op.seq;
+  return issue(s, GraphLaunch{{}, g}, total);
 }
 
 TraceBuilder::TraceBuilder(int world_size) {

@@ -1,7 +1,9 @@
 // TraceReader: validates the preamble and header, then decodes chunk by chunk. Every length
 // and value read from the file is checked before use, so foreign bytes give a TraceError,
 // never a crash (the reader is fuzzed: tests/fuzz_reader.cpp).
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -123,10 +125,20 @@ TraceError::TraceError(const std::string& file, uint64_t offset, const std::stri
     : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
 
 TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
-  file_.reset(std::fopen(path_.c_str(), "rb"));
-  if (!file_) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever. It is
+  // refused below; for a regular file the flag changes nothing.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
   struct stat st{};
-  if (fstat(fileno(file_.get()), &st) != 0 || !S_ISREG(st.st_mode)) fail(0, "not a regular file");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(0, "not a regular file");
+  }
+  file_.reset(::fdopen(fd, "rb"));
+  if (!file_) {
+    ::close(fd);
+    fail(0, std::string("cannot open: ") + std::strerror(errno));
+  }
   file_bytes_ = static_cast<uint64_t>(st.st_size);
 
   uint8_t pre[layout::kFilePreambleBytes];
@@ -200,6 +212,7 @@ bool TraceReader::load_chunk() {
     fail(offset_ + 4, "chunk payload length " + std::to_string(payload_bytes) + " exceeds the 64 MiB limit");
   if (records == 0 || records > payload_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
   if (left - sizeof head < payload_bytes) {
+    records_lost_ = records;
     mark_truncated(offset_, "file cut off inside a chunk (" + std::to_string(left - sizeof head) + " of " +
                                 std::to_string(payload_bytes) + " payload bytes present)");
     return false;

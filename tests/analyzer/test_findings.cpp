@@ -91,6 +91,17 @@ TEST_CASE("a truncated trace is analysed up to its last whole chunk, with a warn
   CHECK(res.warnings[0].find("truncated") != std::string::npos);
 }
 
+TEST_CASE("a trace whose tracer dropped records is analysed with a warning saying how many", "[findings]") {
+  TwoStreams t;
+  t.produce(t.a);
+  t.r.set_header_field("dropped_records", 3);
+  auto res = t.analyze();
+  REQUIRE(res.traces.size() == 1);
+  CHECK(res.traces[0].dropped_records == 3);
+  REQUIRE(res.warnings.size() == 1);
+  CHECK_THAT(res.warnings[0], Catch::Contains("dropped 3 records"));
+}
+
 TEST_CASE("a file that is not a trace throws TraceError", "[findings]") {
   const auto dir = fresh_dir();
   std::filesystem::create_directories(dir);

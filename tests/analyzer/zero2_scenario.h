@@ -1,5 +1,5 @@
-// A ZeRO-2 overlapped backward with the synchronisation variants of DeepSpeed (DESIGN.md,
-// "The reducer"): gradients copied on the compute stream into a double-buffered IPG bucket,
+// A ZeRO-2 overlapped backward with the synchronisation variants of DeepSpeed (docs/reducer.md,
+// "The step" and "Sync modes"): gradients copied on the compute stream into a double-buffered IPG bucket,
 // flushed on the reduction stream (pre-divide, in-place all-reduce, copy of this rank's
 // partition out).
 #pragma once

@@ -5,8 +5,12 @@
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
+//   truncated-clean/  the same cut of clean: no finding, but part of the run went unchecked
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
 //               its header says GPU times were sampled
+//   hostile/    1 rank whose host, command, device and stream names hold ESC sequences, a C1
+//               CSI (U+009B), a bidirectional override and a newline that forges a line
+//   evil-name/  a corrupt trace whose file name holds a newline and a forged message
 //   existing.txt  a file `check --output` must not overwrite without --force
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
@@ -94,6 +98,10 @@ int main(int argc, char** argv) {
   write_file(root / "truncated" / "rank0.shz", trace);
   std::string rank1 = read_file(root / "racy" / "rank1.shz");
   write_file(root / "truncated" / "rank1.shz", rank1.substr(0, rank1.size() - 7));
+  fs::create_directories(root / "truncated-clean");
+  fs::copy_file(root / "clean" / "rank0.shz", root / "truncated-clean" / "rank0.shz");
+  const std::string clean1 = read_file(root / "clean" / "rank1.shz");
+  write_file(root / "truncated-clean" / "rank1.shz", clean1.substr(0, clean1.size() - 7));
 
   {
     TraceBuilder run(1);
@@ -105,6 +113,21 @@ int main(int argc, char** argv) {
     r.kernel(r.stream("other"), "reader", {reads(buf, 64)});
     run.write_dir((root / "latin1").string());
   }
+
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    r.set_header_field("host", "gpu\x1b]0;owned\x07host");
+    r.set_header_field("command", nlohmann::json::array({"python", "train.py\nstreamhaz: forged line"}));
+    r.set_header_field("devices", nlohmann::json::array({{{"index", 0}, {"name", "H200\x1b[2J"}}}));
+    const StreamId s = r.stream("csi\xc2\x9b" "31m \xe2\x80\xae" "maerts");
+    const uint64_t buf = r.alloc(64, "buf\nstreamhaz: forged finding");
+    r.kernel(s, "k\x1b[1m", {writes(buf, 64)});
+    r.kernel(r.stream("other\\x1b"), "reader", {reads(buf, 64)});
+    run.write_dir((root / "hostile").string());
+  }
+  fs::create_directories(root / "evil-name");
+  write_file(root / "evil-name" / "rank0\nstreamhaz: forged line.shz", corrupt);
 
   write_file(root / "existing.txt", "keep me\n");
   fs::create_directories(root / "earlier-run");

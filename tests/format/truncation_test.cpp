@@ -75,6 +75,8 @@ TEST_CASE("truncation messages say where the file was cut", "[format][truncation
   CHECK(reader.truncated());
   CHECK_THAT(reader.truncation(), Catch::Contains("at byte " + std::to_string(t.chunk_ends[2])));
   CHECK_THAT(reader.truncation(), Catch::Contains("cut off inside a chunk"));
+  // The cut-off chunk's header counts the records that are lost with it.
+  CHECK(reader.records_lost() == t.records_before[3] - t.records_before[2]);
 
   write_file(path, t.bytes.substr(0, t.chunk_ends[4]));  // exactly at a chunk boundary
   TraceReader at_boundary(path);
@@ -82,6 +84,7 @@ TEST_CASE("truncation messages say where the file was cut", "[format][truncation
   }
   CHECK(at_boundary.truncated());
   CHECK_THAT(at_boundary.truncation(), Catch::Contains("without its end record"));
+  CHECK(at_boundary.records_lost() == 0);  // nothing in the file says what came after
 }
 
 TEST_CASE("a trace cut inside its header is an error naming the offset", "[format][truncation]") {

@@ -84,6 +84,7 @@ TEST_CASE("text: the summary says how many kernels each footprint tier covered")
                        "(kernels: 3 exact, 2 pointer only, 1 without footprint: ordering only)\n");
 }
 
-TEST_CASE("text: printable escapes control characters only") {
+TEST_CASE("text: printable escapes control characters and backslashes") {
   CHECK(printable("a\tb\x1b[31m<>\"") == "a\\x09b\\x1b[31m<>\"");
+  CHECK(printable("a\\b\xc2\x9b") == "a\\\\b\\u009b");
 }

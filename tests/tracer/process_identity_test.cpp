@@ -2,7 +2,9 @@
 #include <map>
 #include <string>
 
+#include "streamhaz/trace/records.h"
 #include "streamhaz/tracer/process_identity.h"
+#include "streamhaz/version.h"
 
 using namespace streamhaz::tracer;
 
@@ -46,7 +48,8 @@ TEST_CASE("the header has the fields the reader expects") {
   auto who = read_process_identity(env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}}), 7, "node1", {"python3", "train.py"});
   auto h = base_header(who, "api");
   CHECK(h["format"] == "streamhaz-trace");
-  CHECK(h["version"] == 2);
+  CHECK(h["version"] == streamhaz::trace::kFormatVersion);
+  CHECK(h["tracer_version"] == streamhaz::kVersion);
   CHECK(h["rank"] == 1);
   CHECK(h["world_size"] == 2);
   CHECK(h["pid"] == 7);

@@ -149,3 +149,35 @@ TEST_CASE("a second process claiming the same rank writes beside it") {
   CHECK(fs::exists(dir.path / "rank0.shz"));
   CHECK(fs::exists(dir.path / "rank0.1234.shz"));
 }
+
+TEST_CASE("records the glue had to drop are counted in the trace, the last count winning") {
+  TempDir dir;
+  std::string path;
+  {
+    Session s(options_for(dir), rank(0), header_for(rank(0)));
+    s.recorder().kernel_launched(StreamRef{0, 0}, 1, launch_k());
+    s.recorder().note_dropped();
+    s.flush();
+    s.recorder().note_dropped();
+    s.recorder().note_dropped();
+    s.close();
+    path = s.path();
+  }
+  TraceReader reader(path);
+  read_all(reader);
+  CHECK(reader.header().value("dropped_records", uint64_t{0}) == 3);
+}
+
+TEST_CASE("a trace with nothing dropped says nothing about it") {
+  TempDir dir;
+  std::string path;
+  {
+    Session s(options_for(dir), rank(0), header_for(rank(0)));
+    s.recorder().kernel_launched(StreamRef{0, 0}, 1, launch_k());
+    s.close();
+    path = s.path();
+  }
+  TraceReader reader(path);
+  read_all(reader);
+  CHECK_FALSE(reader.header().contains("dropped_records"));
+}

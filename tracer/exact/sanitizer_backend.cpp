@@ -180,7 +180,7 @@ void on_launch_end(const Sanitizer_LaunchData& l) {
 }
 
 void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb) {
-  DriverCall call;
+  SanitizerDriverCall call;
   call.exit = cb.callbackSite == SANITIZER_API_EXIT;
   if (!call.exit) current.correlation = backend->next_correlation.fetch_add(1, std::memory_order_relaxed);
   call.function_name = cb.functionName;

@@ -17,11 +17,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   Recorder* rec = active_recorder();
   if (!rec) return;
+  // Made once settings are read (a recorder exists only after that).
+  static CudaDriverFacts facts(state().footprints != Footprints::Api);
+  Decoder decoder{*rec, facts};
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   try {
-    decode_driver_call(*rec, cbid, *cb);
+    decode_driver_call(decoder, cbid, *cb);
   } catch (...) {
-    // Out of memory in the recorder: losing a record beats crashing the program.
+    // Out of memory in the recorder: losing a record beats crashing the program, but the
+    // trace says how many were lost (check warns).
+    rec->note_dropped();
   }
 }
 
@@ -37,9 +42,10 @@ bool subscribe_callbacks(std::string& why_not) {
               (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "; another profiler holds it" : "") + ")";
     return false;
   }
-  for (CUpti_CallbackId cbid : traced_driver_calls()) {
-    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS) {
-      why_not = "cannot enable CUPTI driver callback " + std::to_string(cbid);
+  // The table that dispatches is the one that enables.
+  for (const DriverCall& call : traced_driver_calls()) {
+    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, call.cbid) != CUPTI_SUCCESS) {
+      why_not = std::string("cannot enable CUPTI driver callback ") + call.name;
       cuptiUnsubscribe(subscriber);
       return false;
     }

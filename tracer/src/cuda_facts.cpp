@@ -52,10 +52,6 @@ MemoryKind memory_kind(uint64_t ptr) {
 
 namespace {
 
-struct ParamLayout {
-  std::vector<std::pair<size_t, size_t>> params;  // offset, size
-};
-
 std::mutex layout_mu;
 std::unordered_map<CUfunction, ParamLayout> layouts;
 
@@ -93,27 +89,7 @@ const ParamLayout& layout_of(CUfunction f) {
 
 }  // namespace
 
-void kernel_param_bytes(CUfunction f, void** kernel_params, void** extra, std::string& bytes) {
-  bytes.clear();
-  if (kernel_params) {
-    const ParamLayout& layout = layout_of(f);
-    if (layout.params.empty()) return;
-    const auto& last = layout.params.back();
-    bytes.resize(last.first + last.second, '\0');
-    for (size_t i = 0; i < layout.params.size(); ++i) {
-      if (kernel_params[i]) std::memcpy(bytes.data() + layout.params[i].first, kernel_params[i], layout.params[i].second);
-    }
-    return;
-  }
-  // The `extra` form: CU_LAUNCH_PARAM_BUFFER_POINTER, ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &size.
-  const void* buffer = nullptr;
-  size_t size = 0;
-  for (size_t i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
-  }
-  if (buffer) bytes.assign(static_cast<const char*>(buffer), size);
-}
+const ParamLayout& CudaDriverFacts::param_layout(CUfunction f) { return layout_of(f); }
 
 namespace {
 std::mutex facts_mu;

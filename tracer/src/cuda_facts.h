@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "driver_decode.h"
 #include "streamhaz/tracer/recorder.h"
 
 namespace streamhaz::tracer::glue {
@@ -19,13 +20,20 @@ uint32_t device_of_context(CUcontext ctx);
 // Device of the context current on this thread (0 if none).
 uint32_t current_device();
 std::optional<StreamInfo> query_stream(uint64_t handle);
-
-enum class MemoryKind { Device, PinnedHost, PageableHost };
 MemoryKind memory_kind(uint64_t ptr);
 
-// The launch's parameter bytes, laid out as the kernel sees them (static/exact footprints),
-// into `bytes` (cleared first; its capacity is reused).
-void kernel_param_bytes(CUfunction f, void** kernel_params, void** extra, std::string& bytes);
+// The decoder's questions, answered by the driver.
+class CudaDriverFacts final : public DriverFacts {
+ public:
+  explicit CudaDriverFacts(bool param_bytes) : param_bytes_(param_bytes) {}
+  uint32_t device_of_context(CUcontext ctx) override { return glue::device_of_context(ctx); }
+  MemoryKind memory_kind(uint64_t ptr) override { return glue::memory_kind(ptr); }
+  const ParamLayout& param_layout(CUfunction f) override;
+  bool wants_param_bytes() override { return param_bytes_; }
+
+ private:
+  bool param_bytes_;
+};
 
 // Devices, driver and runtime versions, gathered once when CUDA is up.
 void gather_header_facts();

@@ -14,7 +14,7 @@ namespace streamhaz::tracer::glue {
 
 // One driver-API callback of the Sanitizer API, in the terms the CUPTI decoder needs. Kept free
 // of both tool headers, which cannot be included together.
-struct DriverCall {
+struct SanitizerDriverCall {
   bool exit = false;
   const char* function_name = nullptr;
   const void* params = nullptr;
@@ -25,7 +25,7 @@ struct DriverCall {
 };
 
 // sanitizer_bridge.cpp: runs the CUPTI decoder on a Sanitizer driver callback.
-void decode_sanitizer_driver_call(uint32_t cbid, const DriverCall& call);
+void decode_sanitizer_driver_call(uint32_t cbid, const SanitizerDriverCall& call);
 
 // Subscribes to the Compute Sanitizer API (loaded at run time) and patches every module loaded
 // from now on. False, with the reason, where it is missing or refuses.

@@ -15,6 +15,7 @@
 #include "exact_backend.h"
 #include "cuda_facts.h"
 #include "nccl_interpose.h"
+#include "streamhaz/trace/printable.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
@@ -24,20 +25,10 @@ TracerState& state() {
   return *s;
 }
 
-void warn(const std::string& what) { std::fprintf(stderr, "streamhaz: %s\n", what.c_str()); }
+// Escaped: the text may quote a value from the environment.
+void warn(const std::string& what) { std::fprintf(stderr, "streamhaz: %s\n", trace::printable(what).c_str()); }
 
 namespace {
-
-Footprints footprints_from_env() {
-  const char* v = std::getenv("STREAMHAZ_FOOTPRINTS");
-  if (!v || !*v) return Footprints::Pointer;
-  if (std::strcmp(v, "api") == 0) return Footprints::Api;
-  if (std::strcmp(v, "pointer") == 0) return Footprints::Pointer;
-  if (std::strcmp(v, "static") == 0) return Footprints::Static;
-  if (std::strcmp(v, "exact") == 0) return Footprints::Exact;
-  warn(std::string("STREAMHAZ_FOOTPRINTS: '") + v + "' is not one of api, pointer, static, exact; using pointer");
-  return Footprints::Pointer;
-}
 
 // The launch arguments each tier needs in the trace.
 KernelArguments kernel_arguments_for(Footprints f) {
@@ -48,31 +39,10 @@ KernelArguments kernel_arguments_for(Footprints f) {
   }
 }
 
-// STREAMHAZ_GPU_TIMES: all, sampled[:WINDOW_MS/PERIOD_MS] (default) or off. A value the
-// tracer cannot read must not stop the program: one warning, and the default.
-TimingPolicy gpu_times_from_env() {
-  const char* v = std::getenv("STREAMHAZ_GPU_TIMES");
-  if (!v || !*v) return {};
-  std::string why;
-  if (auto policy = parse_timing_policy(v, why)) return *policy;
-  warn("STREAMHAZ_GPU_TIMES: " + why + "; using " + TimingPolicy{}.describe());
-  return {};
-}
-
-const char* footprints_name(Footprints f) {
-  switch (f) {
-    case Footprints::Pointer: return "pointer";
-    case Footprints::Static: return "static";
-    case Footprints::Exact: return "exact";
-    default: return "api";
-  }
-}
-
-SessionOptions options_from_env() {
+SessionOptions session_options(const TracerSettings& settings) {
   SessionOptions o;
-  const char* dir = std::getenv("STREAMHAZ_OUT_DIR");
-  o.out_dir = dir && *dir ? dir : "streamhaz-trace";
-  if (const char* ms = std::getenv("STREAMHAZ_FLUSH_MS")) o.flush_period = std::chrono::milliseconds(std::atoi(ms));
+  o.out_dir = settings.out_dir;
+  o.flush_period = settings.flush_period;
   return o;
 }
 
@@ -80,14 +50,25 @@ std::once_flag session_once;
 
 }  // namespace
 
+const TracerSettings& settings() {
+  // Never destroyed: callbacks may come late. A bad value must not stop the program.
+  static const TracerSettings* s = [] {
+    std::vector<std::string> warnings;
+    auto* read = new TracerSettings(read_tracer_settings([](const char* name) { return std::getenv(name); }, warnings));
+    for (const std::string& w : warnings) warn(w);
+    return read;
+  }();
+  return *s;
+}
+
 Session& session() {
   std::call_once(session_once, [] {
     TracerState& s = state();
-    s.footprints = footprints_from_env();
-    s.gpu_times = gpu_times_from_env();
+    s.footprints = settings().footprints;
+    s.gpu_times = settings().gpu_times;
     ProcessIdentity who = this_process_identity();
     s.session = new Session(
-        options_from_env(), who,
+        session_options(settings()), who,
         [who] {
           // Read when the file opens, after injection settled the tier (exact may fall back).
           nlohmann::json h = base_header(who, footprints_name(state().footprints));
@@ -170,7 +151,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   static int result = 1;
   std::call_once(once, [] {
     TracerState& s = state();
-    if (std::getenv("STREAMHAZ_DISABLE")) return;
+    if (settings().disabled) return;
     streamhaz::tracer::Session& sess = session();
     std::string why;
     if (s.footprints == Footprints::Exact && start_exact_backend(why)) {

@@ -67,7 +67,7 @@ bool set(NvtxExportTableCallbacks const* callbacks, NvtxCallbackModule module, u
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
   using namespace streamhaz::tracer::glue;
-  if (std::getenv("STREAMHAZ_DISABLE")) return 0;
+  if (settings().disabled) return 0;
   auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_table(NVTX_ETID_CALLBACKS));
   if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
   auto fp = [](auto f) { return reinterpret_cast<NvtxFunctionPointer>(f); };

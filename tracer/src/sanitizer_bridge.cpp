@@ -3,13 +3,14 @@
 // headers define the same placeholder types).
 #include <cupti.h>
 
+#include "cuda_facts.h"
 #include "driver_decode.h"
 #include "exact_backend.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
 
-void decode_sanitizer_driver_call(uint32_t cbid, const DriverCall& call) {
+void decode_sanitizer_driver_call(uint32_t cbid, const SanitizerDriverCall& call) {
   Recorder* rec = active_recorder();
   if (!rec) return;
   CUpti_CallbackData cb{};
@@ -20,10 +21,12 @@ void decode_sanitizer_driver_call(uint32_t cbid, const DriverCall& call) {
   cb.symbolName = call.symbol_name;
   cb.context = call.context;
   cb.correlationId = call.correlation;
+  static CudaDriverFacts facts(true);  // exact mode: launches keep their argument bytes
+  Decoder decoder{*rec, facts};
   try {
-    decode_driver_call(*rec, static_cast<CUpti_CallbackId>(cbid), cb);
+    decode_driver_call(decoder, static_cast<CUpti_CallbackId>(cbid), cb);
   } catch (...) {
-    // Out of memory in the recorder: losing a record beats crashing the program.
+    rec->note_dropped();  // losing a record beats crashing the program; the trace counts it
   }
 }
 

@@ -8,11 +8,10 @@
 #include <string>
 
 #include "streamhaz/tracer/session.h"
+#include "streamhaz/tracer/settings.h"
 #include "streamhaz/tracer/timing_policy.h"
 
 namespace streamhaz::tracer::glue {
-
-enum class Footprints { Api, Pointer, Static, Exact };
 
 struct TracerState {
   std::atomic<bool> recording{false};  // CUPTI subscribed, process not forked, not closed
@@ -23,6 +22,8 @@ struct TracerState {
 };
 
 TracerState& state();
+// The STREAMHAZ_* settings (streamhaz/tracer/settings.h), read once; a bad value warns once.
+const TracerSettings& settings();
 // The session, created on first use (never null after that).
 Session& session();
 // The recorder when recording, else null: the one check on every hot path.

@@ -1,4 +1,4 @@
-// The happens-before rules of DESIGN.md, one handler per record kind. Where CUDA or NCCL
+// The happens-before rules of docs/analysis.md, one handler per record kind. Where CUDA or NCCL
 // does not guarantee an ordering, no edge is added: a missing edge shows up as a report, a
 // wrong edge would hide a race.
 #include "engine/rank_engine.h"

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/version.h"
 
 namespace streamhaz::tracer {
 namespace {
@@ -77,6 +78,7 @@ nlohmann::json base_header(const ProcessIdentity& who, const std::string& footpr
   nlohmann::json h;
   h["format"] = "streamhaz-trace";
   h["version"] = trace::kFormatVersion;
+  h["tracer_version"] = kVersion;
   h["host"] = who.host;
   h["pid"] = who.pid;
   h["rank"] = who.rank;

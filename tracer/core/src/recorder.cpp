@@ -30,6 +30,8 @@ Recorder::ThreadState& Recorder::thread_state() {
   return *last_state_;
 }
 
+Recorder::ThreadState& Recorder::quiet_thread_state() { return threads_[current_thread_id()]; }
+
 StringId Recorder::intern(std::string_view text) {
   auto it = strings_.find(text);  // no std::string built for a hit
   if (it != strings_.end()) return it->second;
@@ -137,11 +139,11 @@ void Recorder::expect_activity(uint64_t correlation, uint64_t seq) {
 // --- streams and events ----------------------------------------------------------------
 
 void Recorder::stream_created(uint64_t handle, uint32_t device, uint32_t flags, int32_t priority) {
-  std::lock_guard lock(mu_);
-  thread_state();
-  streams_.erase(StreamKey{handle, 0, 0});  // a reused handle is a new stream
-  ++streams_epoch_;
-  new_stream(StreamKey{handle, 0, 0}, device, flags, priority);
+  on_thread([&](ThreadState&) {
+    streams_.erase(StreamKey{handle, 0, 0});  // a reused handle is a new stream
+    ++streams_epoch_;
+    new_stream(StreamKey{handle, 0, 0}, device, flags, priority);
+  });
 }
 
 void Recorder::stream_destroyed(uint64_t handle) {
@@ -150,19 +152,16 @@ void Recorder::stream_destroyed(uint64_t handle) {
 }
 
 void Recorder::stream_named(StreamRef s, std::string_view name) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  StreamId id = stream_id(t, s);
-  emit(StreamName{id, intern(name)});
+  on_stream(s, [&](StreamId st) { return StreamName{st, intern(name)}; });
 }
 
 void Recorder::event_created(uint64_t event, uint32_t flags) {
-  std::lock_guard lock(mu_);
-  thread_state();
-  EventId id = next_event_++;
-  events_[event] = id;
-  ++events_epoch_;  // a reused handle is a new event
-  emit(EventCreate{id, flags});
+  on_thread([&](ThreadState&) {
+    EventId id = next_event_++;
+    events_[event] = id;
+    ++events_epoch_;  // a reused handle is a new event
+    emit(EventCreate{id, flags});
+  });
 }
 
 void Recorder::event_destroyed(uint64_t event) {
@@ -171,53 +170,31 @@ void Recorder::event_destroyed(uint64_t event) {
 }
 
 void Recorder::event_recorded(uint64_t event, StreamRef s) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  EventId e = event_id(t, event);
-  StreamId st = stream_id(t, s);
-  emit(EventRecord{next_seq(), e, st});
+  on_event_and_stream(event, s, [&](EventId e, StreamId st) { return EventRecord{next_seq(), e, st}; });
 }
 
 void Recorder::event_waited(StreamRef s, uint64_t event) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  EventId e = event_id(t, event);
-  StreamId st = stream_id(t, s);
-  emit(EventWait{next_seq(), st, e});
+  on_event_and_stream(event, s, [&](EventId e, StreamId st) { return EventWait{next_seq(), st, e}; });
 }
 
 void Recorder::event_synchronized(uint64_t event) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  EventId e = event_id(t, event);
-  emit(EventSync{next_seq(), e});
+  on_event(event, [&](EventId e) { return EventSync{next_seq(), e}; });
 }
 
 void Recorder::event_queried(uint64_t event, bool complete) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  EventId e = event_id(t, event);
-  emit(EventQuery{next_seq(), e, complete});
+  on_event(event, [&](EventId e) { return EventQuery{next_seq(), e, complete}; });
 }
 
 void Recorder::stream_synchronized(StreamRef s) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  StreamId st = stream_id(t, s);
-  emit(StreamSync{next_seq(), st});
+  on_stream(s, [&](StreamId st) { return StreamSync{next_seq(), st}; });
 }
 
 void Recorder::stream_queried(StreamRef s, bool complete) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  StreamId st = stream_id(t, s);
-  emit(StreamQuery{next_seq(), st, complete});
+  on_stream(s, [&](StreamId st) { return StreamQuery{next_seq(), st, complete}; });
 }
 
 void Recorder::device_synchronized(uint32_t device) {
-  std::lock_guard lock(mu_);
-  thread_state();
-  emit(DeviceSync{next_seq(), device});
+  on_thread([&](ThreadState&) { emit(DeviceSync{next_seq(), device}); });
 }
 
 // --- operations ------------------------------------------------------------------------
@@ -297,26 +274,13 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
       if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, FootprintTier::Exact});
 }
 
-void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  m.op = op_common(t, s);
-  expect_activity(correlation, m.op.seq);
-  emit(m);
-}
+void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) { issue(s, correlation, m); }
 
-void Recorder::memset_issued(StreamRef s, uint64_t correlation, Memset m) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  m.op = op_common(t, s);
-  expect_activity(correlation, m.op.seq);
-  emit(m);
-}
+void Recorder::memset_issued(StreamRef s, uint64_t correlation, Memset m) { issue(s, correlation, m); }
 
 void Recorder::host_func_launched(StreamRef s) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  emit(HostFunc{op_common(t, s)});
+  HostFunc h;
+  issue(s, /*correlation=*/0, h);
 }
 
 void Recorder::graph_instantiated(uint64_t exec, uint64_t graph) {
@@ -325,64 +289,47 @@ void Recorder::graph_instantiated(uint64_t exec, uint64_t graph) {
 }
 
 void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  GraphLaunch g;
-  g.op = op_common(t, s);
-  auto it = graph_of_exec_.find(exec);
-  g.graph = it != graph_of_exec_.end() ? it->second : 0;
-  // Every node of the graph reports this correlation: keep the entry for all of them.
-  if (will_get_activity(correlation)) many_ops_[correlation] = ManyOps{{g.op.seq}, true};
-  emit(g);
+  on_thread([&](ThreadState& t) {
+    GraphLaunch g;
+    g.op = op_common(t, s);
+    auto it = graph_of_exec_.find(exec);
+    g.graph = it != graph_of_exec_.end() ? it->second : 0;
+    // Every node of the graph reports this correlation: keep the entry for all of them.
+    if (will_get_activity(correlation)) many_ops_[correlation] = ManyOps{{g.op.seq}, true};
+    emit(g);
+  });
 }
 
 void Recorder::capture_began(StreamRef s) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  StreamId st = stream_id(t, s);
-  emit(CaptureBegin{next_seq(), st, 0});  // the graph is known only at the end
+  // The graph is known only at the end.
+  on_stream(s, [&](StreamId st) { return CaptureBegin{next_seq(), st, 0}; });
 }
 
 void Recorder::capture_ended(StreamRef s, uint64_t graph) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  StreamId st = stream_id(t, s);
-  emit(CaptureEnd{next_seq(), st, graph});
+  on_stream(s, [&](StreamId st) { return CaptureEnd{next_seq(), st, graph}; });
 }
 
 // --- memory ----------------------------------------------------------------------------
 
 void Recorder::allocated(AllocKind kind, uint64_t ptr, uint64_t bytes, uint32_t device,
                          std::optional<StreamRef> stream) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  Alloc a;
-  a.ptr = ptr;
-  a.bytes = bytes;
-  a.device = device;
-  a.kind = kind;
-  a.stream = stream ? stream_id(t, *stream) : 0;
-  a.seq = next_seq();
-  emit(a);
-  allocations_.add(ptr, bytes);
+  on_thread([&](ThreadState& t) {
+    const StreamId st = stream ? stream_id(t, *stream) : 0;  // before the seq: it may create the stream
+    emit(Alloc{next_seq(), ptr, bytes, device, kind, st});
+    allocations_.add(ptr, bytes);
+  });
 }
 
 void Recorder::freed(AllocKind kind, uint64_t ptr, std::optional<StreamRef> stream) {
-  std::lock_guard lock(mu_);
-  ThreadState& t = thread_state();
-  Free f;
-  f.ptr = ptr;
-  f.kind = kind;
-  f.stream = stream ? stream_id(t, *stream) : 0;
-  f.seq = next_seq();
-  emit(f);
-  allocations_.remove(ptr);
+  on_thread([&](ThreadState& t) {
+    const StreamId st = stream ? stream_id(t, *stream) : 0;
+    emit(Free{next_seq(), ptr, kind, st});
+    allocations_.remove(ptr);
+  });
 }
 
 void Recorder::buffer_named(uint64_t ptr, uint64_t bytes, std::string_view name) {
-  std::lock_guard lock(mu_);
-  thread_state();
-  emit(BufferName{ptr, bytes, intern(name)});
+  on_thread([&](ThreadState&) { emit(BufferName{ptr, bytes, intern(name)}); });
 }
 
 // --- NCCL ------------------------------------------------------------------------------
@@ -445,14 +392,14 @@ void Recorder::nccl_call_begin(const NcclCall& call) {
 
 void Recorder::nccl_call_end() {
   std::lock_guard lock(mu_);
-  ThreadState& t = threads_[current_thread_id()];
+  ThreadState& t = quiet_thread_state();
   if (t.nccl_depth > 0) --t.nccl_depth;
   if (t.nccl_depth == 0 && t.group_depth == 0) t.claimants.clear();
 }
 
 void Recorder::nccl_group_start() {
   std::lock_guard lock(mu_);
-  ++threads_[current_thread_id()].group_depth;
+  ++quiet_thread_state().group_depth;
 }
 
 void Recorder::nccl_group_end_begin() {
@@ -468,7 +415,7 @@ void Recorder::nccl_group_end_begin() {
 
 void Recorder::nccl_group_end_end() {
   std::lock_guard lock(mu_);
-  ThreadState& t = threads_[current_thread_id()];
+  ThreadState& t = quiet_thread_state();
   if (t.nccl_depth > 0) --t.nccl_depth;
   if (t.group_depth > 0) --t.group_depth;
   if (t.group_depth == 0 && t.nccl_depth == 0) t.claimants.clear();
@@ -478,7 +425,7 @@ void Recorder::nccl_group_end_end() {
 
 void Recorder::nvtx_push(std::string_view message) {
   std::lock_guard lock(mu_);
-  ThreadState& t = threads_[current_thread_id()];
+  ThreadState& t = quiet_thread_state();
   // A range without readable text (a library's registered string) keeps push/pop balanced
   // but adds no segment: operations inside it show their program's path.
   if (message.empty()) {
@@ -495,7 +442,7 @@ void Recorder::nvtx_push(std::string_view message) {
 
 void Recorder::nvtx_pop() {
   std::lock_guard lock(mu_);
-  ThreadState& t = threads_[current_thread_id()];
+  ThreadState& t = quiet_thread_state();
   if (t.nvtx.empty()) return;  // a pop without push: ignore, as NVTX does
   t.nvtx.pop_back();
   t.nvtx_paths.pop_back();

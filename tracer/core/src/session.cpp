@@ -50,7 +50,12 @@ void Session::write_out(bool include_partial, bool end) {
   staging_.clear();
   recorder_.with_lock([&] {
     // No records at all: no file (the End record alone would create one).
-    if (end && buffer_.records() == 0 && !file_.opened()) return 0;
+    if (end && buffer_.records() == 0 && !file_.opened() && recorder_.dropped() == 0) return 0;
+    // A Meta record merges into the header when read: the last one written gives the count.
+    if (const uint64_t dropped = recorder_.dropped(); dropped != dropped_written_) {
+      buffer_.add(trace::Meta{nlohmann::json{{"dropped_records", dropped}}.dump()});
+      dropped_written_ = dropped;
+    }
     if (end) buffer_.add(trace::End{buffer_.records()});
     buffer_.take(staging_, include_partial || end);
     return 0;

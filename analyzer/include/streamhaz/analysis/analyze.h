@@ -10,7 +10,7 @@ namespace streamhaz::analysis {
 
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
-  // strict mode gives each host thread its own clock (DESIGN.md, happens-before rules).
+  // strict mode gives each host thread its own clock (docs/analysis.md, "Timelines and clocks").
   bool per_thread_host = false;
   // kernels.json from `streamhaz kernels scan` (the static footprint tier), "" for none. Its
   // summaries apply to launches whose trace kept the argument bytes (`run --footprints static`).

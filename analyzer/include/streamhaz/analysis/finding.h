@@ -62,6 +62,8 @@ struct TraceSummary {
   uint64_t operations = 0;
   bool truncated = false;
   std::string truncation;
+  uint64_t records_lost = 0;     // at least this many records of a truncated trace are lost
+  uint64_t dropped_records = 0;  // records the tracer could not make (it says so in the trace)
 };
 
 struct AnalysisResult {

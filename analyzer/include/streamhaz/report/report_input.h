@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/version.h"
 
 namespace streamhaz::report {
 
@@ -25,7 +26,7 @@ struct SuppressedFinding {
 struct ReportInput {
   analysis::AnalysisResult analysis;  // findings: only those that are reported
   std::vector<SuppressedFinding> suppressed;
-  std::string tool_version = "0.1.0";
+  std::string tool_version = kVersion;
 };
 
 // "race" / "oversync": the names used on the command line, in suppression files, as the

@@ -15,8 +15,8 @@ void write_text_report(std::ostream& out, const ReportInput& input);
 // `check` when the report goes to a file.
 std::string summary_line(const ReportInput& input);
 
-// Trace-given text made safe for one line: control characters become \xNN escapes so that a
-// hostile or broken name cannot break the block layout.
+// Trace-given text made safe for one line (trace::printable): a hostile or broken name cannot
+// break the block layout or reach the terminal as a control sequence.
 std::string printable(const std::string& text);
 
 }  // namespace streamhaz::report

@@ -113,8 +113,9 @@ class RankTraceBuilder {
   StringId intern(const std::string& text);
   OpCommon op_on(StreamId s);
   void emit_timing(uint64_t seq, StreamId s, double us);
-  uint64_t copy_on(StreamId s, uint64_t dst, uint64_t src, uint64_t bytes, MemcpyKind kind, uint32_t flags, double us);
-  uint64_t fill_on(StreamId s, uint64_t dst, uint64_t bytes, uint32_t value, uint32_t flags, double us);
+  // Adds an operation (its OpCommon filled in here), the records `attached` to it (Access
+  // records get its seq) and its simulated interval; returns its seq.
+  template <class Op> uint64_t issue(StreamId s, Op op, double us, const std::vector<Record>& attached = {});
   StreamId make_stream(uint32_t flags, const std::string& name);
   double& stream_free(StreamId s) { return stream_free_us_[s]; }
 

@@ -45,6 +45,9 @@ class TraceReader {
 
   bool truncated() const { return truncated_; }
   const std::string& truncation() const { return truncation_; }  // why, where
+  // Records known to be lost: those a cut-off chunk's header counts. A lower bound: what the
+  // process did after its last flush left no trace at all.
+  uint64_t records_lost() const { return records_lost_; }
   bool clean_end() const { return saw_end_; }
   uint64_t records_read() const { return records_read_; }
   uint64_t chunks_read() const { return chunks_read_; }
@@ -77,6 +80,7 @@ class TraceReader {
   bool saw_end_ = false;
   std::string truncation_;
   uint64_t records_read_ = 0;
+  uint64_t records_lost_ = 0;
   uint64_t chunks_read_ = 0;
 };
 

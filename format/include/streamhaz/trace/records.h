@@ -288,7 +288,7 @@ const char* to_string(AllocKind k);
 const char* to_string(AccessMode m);
 const char* to_string(FootprintTier t);
 
-// Bytes an NCCL call reads from sendbuf and writes to recvbuf (DESIGN.md, footprints tier 1).
+// Bytes an NCCL call reads from sendbuf and writes to recvbuf (docs/analysis.md, "Footprints", tier 1).
 struct NcclFootprint {
   uint64_t read_bytes = 0;
   uint64_t write_bytes = 0;

@@ -182,6 +182,12 @@ class Recorder {
 
   void meta(std::string json);
 
+  // A record the glue could not make (it caught an exception, such as out of memory in a
+  // callback): counted without the lock, and the count reaches the trace (Session writes it
+  // as "dropped_records"), so that check can say the trace is incomplete.
+  void note_dropped() noexcept { dropped_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
   // The sequence number of the last record handed out (0: none yet).
   uint64_t last_seq() const;
   // Runs `fn` under the recorder's mutex (the session flushes the sink this way).
@@ -245,10 +251,50 @@ class Recorder {
     uint64_t next_seq = 0;
   };
 
+  // The shape of most calls: under the lock, with the calling thread's state (thread_state()
+  // writes a HostThread record first when the issuing thread changed).
+  template <class Fn> void on_thread(Fn&& fn) {
+    std::lock_guard lock(mu_);
+    fn(thread_state());
+  }
+  // One record about a stream, or an event, or both: they are looked up (and created, with
+  // their own seq, when new) before `make` gives the record its seq.
+  template <class Make> void on_stream(StreamRef s, Make&& make) {
+    on_thread([&](ThreadState& t) {
+      const trace::StreamId st = stream_id(t, s);
+      emit(make(st));
+    });
+  }
+  template <class Make> void on_event(uint64_t event, Make&& make) {
+    on_thread([&](ThreadState& t) {
+      const trace::EventId e = event_id(t, event);
+      emit(make(e));
+    });
+  }
+  template <class Make> void on_event_and_stream(uint64_t event, StreamRef s, Make&& make) {
+    on_thread([&](ThreadState& t) {
+      const trace::EventId e = event_id(t, event);
+      const trace::StreamId st = stream_id(t, s);
+      emit(make(e, st));
+    });
+  }
+  // An operation on a stream (op.op filled in here) that waits for its GPU times.
+  template <class Op> void issue(StreamRef s, uint64_t correlation, Op& op) {
+    on_thread([&](ThreadState& t) {
+      op.op = op_common(t, s);
+      expect_activity(correlation, op.op.seq);
+      emit(op);
+    });
+  }
+
   // All below require mu_.
   uint64_t next_seq() { return ++seq_; }
   void emit(const trace::Record& r) { sink_.add(r); }
   ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
+  // The calling thread's state without a HostThread record, for calls that record no
+  // operation (NCCL nesting, NVTX ranges: at most a StringDef): the thread's next operation
+  // writes the HostThread record where it matters.
+  ThreadState& quiet_thread_state();
   trace::StreamId stream_id(ThreadState& t, StreamRef s);  // through the thread's cache
   trace::StreamId stream_id(StreamRef s);
   trace::StreamId new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority);
@@ -305,6 +351,7 @@ class Recorder {
   bool hold_kernels_ = false;
   AllocationIndex allocations_;      // device, managed, pinned and mapped memory seen so far
   std::vector<uint64_t> pointers_;   // scratch: the launch's pointer arguments
+  std::atomic<uint64_t> dropped_{0};
 };
 
 // The calling thread's kernel id (gettid), cached per thread.

@@ -62,6 +62,7 @@ class Session {
   TraceFile file_;
   std::mutex io_mu_;  // orders take+write so chunks reach the file in order
   std::string staging_;
+  uint64_t dropped_written_ = 0;  // the recorder's dropped count last written (under its lock)
   std::atomic<bool> closed_{false};
   std::atomic<bool> forked_{false};
   std::mutex wake_mu_;

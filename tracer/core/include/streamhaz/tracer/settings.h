@@ -1,0 +1,59 @@
+// The tracer's settings, in one table: each has its environment variable, its type, default,
+// help, and the parser that validates it. The tracer reads them from its process's
+// environment; `streamhaz run` builds its options, its --help and its early checks from the
+// same table, so a value is spelled, validated and documented in one place.
+//
+// A value the tracer cannot read never stops the traced program: one warning, worded the same
+// for every setting ("STREAMHAZ_X: why; using DEFAULT"), and the default. `streamhaz run`
+// rejects it before starting anything.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "streamhaz/tracer/timing_policy.h"
+
+namespace streamhaz::tracer {
+
+// What kernels record about the bytes they touch. Parameter bytes are gathered in every tier
+// but api; `pointer` turns launch arguments that point into traced allocations into Access
+// records of the pointer tier (extent and direction unknown).
+enum class Footprints { Api, Pointer, Static, Exact };
+const char* footprints_name(Footprints f);
+
+struct TracerSettings {
+  std::string out_dir = "streamhaz-trace";
+  Footprints footprints = Footprints::Pointer;
+  TimingPolicy gpu_times;
+  std::chrono::milliseconds flush_period{1000};  // 0: only at exit
+  bool disabled = false;
+};
+
+struct SettingSpec {
+  const char* env;      // "STREAMHAZ_FOOTPRINTS"
+  const char* option;   // `streamhaz run`'s option ("--footprints"), or nullptr for none
+  const char* values;   // what a value looks like, for --help ("api|pointer|static|exact")
+  const char* help;     // one sentence
+  // Parses `text` into `into`; on error returns why (the value quoted), else "".
+  std::string (*parse)(std::string_view text, TracerSettings& into);
+  // The current value as the table spells it (the defaults, in --help and warnings).
+  std::string (*show)(const TracerSettings& s);
+};
+
+// Every setting, in the order --help lists them.
+std::span<const SettingSpec> tracer_settings();
+
+// Reads every setting with `lookup` (getenv in the tracer). An unset or empty variable keeps
+// the default; a bad value keeps it too and adds one warning to `warnings`.
+using EnvLookup = std::function<const char*(const char*)>;
+TracerSettings read_tracer_settings(const EnvLookup& lookup, std::vector<std::string>& warnings);
+
+// Whether `text` is a valid value of `spec`; the reason when not.
+std::optional<std::string> setting_error(const SettingSpec& spec, std::string_view text);
+
+}  // namespace streamhaz::tracer

@@ -1,0 +1,113 @@
+#include "streamhaz/tracer/settings.h"
+
+#include <charconv>
+
+namespace streamhaz::tracer {
+namespace {
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+constexpr std::pair<Footprints, const char*> kFootprintNames[] = {
+    {Footprints::Api, "api"}, {Footprints::Pointer, "pointer"}, {Footprints::Static, "static"}, {Footprints::Exact, "exact"}};
+
+std::string parse_out_dir(std::string_view text, TracerSettings& s) {
+  s.out_dir = std::string(text);
+  return {};
+}
+
+std::string parse_footprints(std::string_view text, TracerSettings& s) {
+  for (const auto& [tier, name] : kFootprintNames) {
+    if (text == name) {
+      s.footprints = tier;
+      return {};
+    }
+  }
+  return "expected api, pointer, static or exact, got " + quoted(text);
+}
+
+std::string parse_gpu_times(std::string_view text, TracerSettings& s) {
+  std::string why;
+  auto policy = parse_timing_policy(text, why);
+  if (!policy) return why;
+  s.gpu_times = *policy;
+  return {};
+}
+
+constexpr long long kMaxFlushMs = 24LL * 3600 * 1000;
+
+std::string parse_flush_ms(std::string_view text, TracerSettings& s) {
+  long long ms = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms < 0 || ms > kMaxFlushMs)
+    return "expected milliseconds from 0 (only at exit) to " + std::to_string(kMaxFlushMs) + " (a day), got " +
+           quoted(text);
+  s.flush_period = std::chrono::milliseconds(ms);
+  return {};
+}
+
+std::string parse_disable(std::string_view text, TracerSettings& s) {
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    if (text == yes) {
+      s.disabled = true;
+      return {};
+    }
+  }
+  for (const char* no : {"0", "false", "no", "off"}) {
+    if (text == no) {
+      s.disabled = false;
+      return {};
+    }
+  }
+  return "expected 1, true, yes or on (0, false, no or off: enabled), got " + quoted(text);
+}
+
+const SettingSpec kSettings[] = {
+    {"STREAMHAZ_OUT_DIR", "--out", "DIR", "Folder for the trace files (one per process)", parse_out_dir,
+     [](const TracerSettings& s) { return s.out_dir; }},
+    {"STREAMHAZ_FOOTPRINTS", "--footprints", "api|pointer|static|exact",
+     "Kernel footprint tier (docs/footprints.md): pointer makes launch arguments that point into traced "
+     "allocations accesses of unknown extent; api records no kernel arguments; static also keeps the argument "
+     "bytes for `check --kernels`; exact instruments every kernel (Compute Sanitizer; no GPU times)",
+     parse_footprints, [](const TracerSettings& s) { return std::string(footprints_name(s.footprints)); }},
+    {"STREAMHAZ_GPU_TIMES", "--gpu-times", "all|off|sampled[:WINDOW_MS/PERIOD_MS]",
+     "GPU start/end times: every operation is traced in every mode; times cost host time per launch "
+     "(docs/tracer.md)",
+     parse_gpu_times, [](const TracerSettings& s) { return s.gpu_times.describe(); }},
+    {"STREAMHAZ_FLUSH_MS", "--flush-ms", "MS",
+     "How often buffered records go to the file, in ms (0: only at exit); a killed process loses at most "
+     "this much",
+     parse_flush_ms, [](const TracerSettings& s) { return std::to_string(s.flush_period.count()); }},
+    {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
+     [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
+};
+
+}  // namespace
+
+const char* footprints_name(Footprints f) {
+  for (const auto& [tier, name] : kFootprintNames)
+    if (tier == f) return name;
+  return "api";
+}
+
+std::span<const SettingSpec> tracer_settings() { return kSettings; }
+
+std::optional<std::string> setting_error(const SettingSpec& spec, std::string_view text) {
+  TracerSettings scratch;
+  std::string why = spec.parse(text, scratch);
+  if (why.empty()) return std::nullopt;
+  return why;
+}
+
+TracerSettings read_tracer_settings(const EnvLookup& lookup, std::vector<std::string>& warnings) {
+  TracerSettings s;
+  const TracerSettings defaults;
+  for (const SettingSpec& spec : kSettings) {
+    const char* value = lookup(spec.env);
+    if (!value || !*value) continue;
+    std::string why = spec.parse(value, s);
+    if (!why.empty()) warnings.push_back(std::string(spec.env) + ": " + why + "; using " + spec.show(defaults));
+  }
+  return s;
+}
+
+}  // namespace streamhaz::tracer
