@@ -11,16 +11,23 @@ cmake --build "$build" --target streamhaz >/dev/null
 shz=$build/bin/streamhaz
 
 mismatches=0
-printf '%-26s %-8s %-8s %s\n' trace expected verdict "corrupted elements (workload self-check, same run)"
+printf '%-44s %-8s %-8s %s\n' trace expected verdict "corrupted elements (workload self-check, same run)"
 while IFS= read -r line; do
-  name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$line")
-  expect=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["expect"])' "$line")
-  corrupted=$(python3 -c 'import json,sys; e=json.loads(sys.argv[1]); print(e.get("reducer_corrupted_elements", e.get("workload_corrupted_elements")))' "$line")
+  # name, folder, check arguments, expected verdict, corruption count: one manifest line.
+  IFS=$'\t' read -r name folder args expect corrupted < <(python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])
+print("\t".join([e["name"], e.get("folder", e["name"]), " ".join(e.get("check_args", [])), e["expect"],
+                 str(e.get("reducer_corrupted_elements", e.get("workload_corrupted_elements")))]))' "$line")
   status=0
-  "$shz" check "traces/$name" >/dev/null 2>&1 || status=$?
-  case $status in 0) verdict=clean ;; 1) verdict=race ;; *) verdict="error($status)" ;; esac
+  report=$("$shz" check --format json "traces/$folder" $args 2>/dev/null) || status=$?
+  case $status in
+    0) verdict=$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print("possible" if r["summary"]["possible_races"] else "clean")' <<< "$report") ;;
+    1) verdict=race ;;
+    *) verdict="error($status)" ;;
+  esac
   [[ $verdict == "$expect" ]] || mismatches=$((mismatches + 1))
-  printf '%-26s %-8s %-8s %s\n' "$name" "$expect" "$verdict" "$corrupted"
+  printf '%-44s %-8s %-8s %s\n' "$name" "$expect" "$verdict" "$corrupted"
 done < traces/manifest.jsonl
 
 echo

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "cuda_facts.h"
 #include "exact_backend.h"
 #include "streamhaz/tracer/footprint_table.h"
 #include "tracer_state.h"
@@ -205,7 +204,7 @@ void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
         if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED)
           on_module_loaded(*static_cast<const Sanitizer_ResourceModuleData*>(data));
         else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
-          gather_header_facts();
+          sanitizer_context_created();
         break;
       case SANITIZER_CB_DOMAIN_LAUNCH:
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) on_launch_begin(*static_cast<const Sanitizer_LaunchData*>(data));
@@ -215,7 +214,8 @@ void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
         break;
     }
   } catch (...) {
-    // Out of memory: losing a record beats crashing the program.
+    // Out of memory: losing a record beats crashing the program; the trace counts it.
+    if (Recorder* rec = active_recorder()) rec->note_dropped();
   }
 }
 

@@ -24,8 +24,10 @@ struct SanitizerDriverCall {
   uint32_t correlation = 0;  // paired entry/exit ids made up per thread (the API has none)
 };
 
-// sanitizer_bridge.cpp: runs the CUPTI decoder on a Sanitizer driver callback.
+// sanitizer_bridge.cpp: runs the CUPTI decoder on a Sanitizer driver callback, and gathers the
+// header's facts when a context is made (cuda_facts.h cannot be included beside sanitizer.h).
 void decode_sanitizer_driver_call(uint32_t cbid, const SanitizerDriverCall& call);
+void sanitizer_context_created();
 
 // Subscribes to the Compute Sanitizer API (loaded at run time) and patches every module loaded
 // from now on. False, with the reason, where it is missing or refuses.

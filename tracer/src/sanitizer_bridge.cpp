@@ -30,4 +30,6 @@ void decode_sanitizer_driver_call(uint32_t cbid, const SanitizerDriverCall& call
   }
 }
 
+void sanitizer_context_created() { gather_header_facts(); }
+
 }  // namespace streamhaz::tracer::glue
