@@ -14,10 +14,10 @@ mismatches=0
 printf '%-44s %-8s %-8s %s\n' trace expected verdict "corrupted elements (workload self-check, same run)"
 while IFS= read -r line; do
   # name, folder, check arguments, expected verdict, corruption count: one manifest line.
-  IFS=$'\t' read -r name folder args expect corrupted < <(python3 -c '
+  IFS='|' read -r name folder args expect corrupted < <(python3 -c '
 import json, sys
 e = json.loads(sys.argv[1])
-print("\t".join([e["name"], e.get("folder", e["name"]), " ".join(e.get("check_args", [])), e["expect"],
+print("|".join([e["name"], e.get("folder", e["name"]), " ".join(e.get("check_args", [])), e["expect"],
                  str(e.get("reducer_corrupted_elements", e.get("workload_corrupted_elements")))]))' "$line")
   status=0
   report=$("$shz" check --format json "traces/$folder" $args 2>/dev/null) || status=$?
