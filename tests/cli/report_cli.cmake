@@ -9,7 +9,7 @@ cli_check("report: racy trace to stdout names the finding, exit 0" 0
 cli_check("report: clean trace says no findings" 0 --contains "No findings." -- ${report} ${scenarios}/clean -o -)
 cli_check("report: writes the file and says so" 0 --contains "wrote ${pages}/racy.html"
   -- ${report} ${scenarios}/racy -o ${pages}/racy.html --force)
-cli_check("report: existing output without --force: exit 2, file kept" 2 --contains "already exists"
+cli_check("report: existing output without --force: exit 2, file kept" 2 --contains "pass --force to replace it"
   --file-is ${scenarios}/existing.txt "keep me\n"
   -- ${report} ${scenarios}/racy -o ${scenarios}/existing.txt)
 cli_check("report: corrupt trace: exit 2, output file not created" 2 --contains "checksum mismatch"
@@ -35,7 +35,7 @@ set_tests_properties("cli: export --perfetto: non-UTF-8 names" PROPERTIES FIXTUR
 add_test(NAME "cli: export --perfetto: non-UTF-8 names follow the trace-event rules"
          COMMAND ${perfetto_check} ${pages}/latin1.perfetto.json)
 set_tests_properties("cli: export --perfetto: non-UTF-8 names follow the trace-event rules" PROPERTIES FIXTURES_REQUIRED cli_perfetto_latin1)
-cli_check("export --perfetto: existing file without --force: exit 2, file kept" 2 --contains "already exists"
+cli_check("export --perfetto: existing file without --force: exit 2, file kept" 2 --contains "pass --force to replace it"
   --file-is ${scenarios}/existing.txt "keep me\n"
   -- ${export} ${scenarios}/racy --perfetto ${scenarios}/existing.txt)
 cli_check("export: --json and --perfetto together are refused" 2 --contains "excludes"

@@ -44,6 +44,8 @@ struct Harness {
   RecordLog log;
   Recorder rec{log};
   FakeFacts facts;
+  // The static tier's recorder, which keeps the bytes the decoder gathers.
+  bool keeps_bytes = (rec.set_kernel_arguments(KernelArguments::PointersAndBytes), true);
   Decoder decoder{rec, facts};
   CUresult result = CUDA_SUCCESS;
 

@@ -147,6 +147,7 @@ void on_exit() {
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   using namespace streamhaz::tracer::glue;
+  using streamhaz::tracer::Footprints;
   static std::once_flag once;
   static int result = 1;
   std::call_once(once, [] {
