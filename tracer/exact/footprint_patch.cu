@@ -1,5 +1,6 @@
 // Device side of the exact footprint tier: Compute Sanitizer calls streamhaz_global_access
-// before every global-memory instruction of a patched kernel, in every active thread. It marks
+// before every global-memory instruction of a patched kernel, in every active thread, and
+// streamhaz_async_copy before every cp.async (a global read into shared memory). It marks
 // the 128-byte granules the warp touches in the launch's table (streamhaz/tracer/
 // footprint_table.h), which the tracer reads back when the launch ends.
 //
@@ -96,6 +97,34 @@ __device__ __forceinline__ uint64_t granule_mask(uint64_t lo, uint64_t hi) {
   return (~0ull >> (63 - last)) & (~0ull << first);
 }
 
+// Marks [lo, hi) in `directions` for the calling thread, combined across a coalesced warp.
+__device__ void record_access(void* userdata, uint64_t lo, uint64_t hi, unsigned directions) {
+  const unsigned mask = __activemask();
+  const uint64_t region = lo >> fp::kRegionShift;
+  const bool fits = ((hi - 1) >> fp::kRegionShift) == region;
+  // Tool patches may not use the warp-reduction instruction (redux): a full warp combines its
+  // granule masks with a shuffle butterfly instead; a partial warp takes the per-lane path.
+  if (mask == 0xffffffffu) {
+    int same_region = 0, same_directions = 0;
+    __match_all_sync(mask, region, &same_region);
+    __match_all_sync(mask, directions, &same_directions);
+    if (__all_sync(mask, fits) && same_region && same_directions) {
+      if (!directions) return;
+      uint64_t granules = granule_mask(lo, hi);
+      for (int offset = 16; offset > 0; offset >>= 1) granules |= __shfl_xor_sync(mask, granules, offset);
+      if (lane_id() == 0) mark(userdata, region, directions, granules);
+      return;
+    }
+  }
+  // Scattered lanes: each marks its own bytes (an access may straddle two regions).
+  if (!directions) return;
+  for (uint64_t r = region; r <= ((hi - 1) >> fp::kRegionShift); ++r) {
+    const uint64_t rlo = r == region ? lo : r << fp::kRegionShift;
+    const uint64_t rhi = (r + 1) << fp::kRegionShift < hi ? (r + 1) << fp::kRegionShift : hi;
+    mark(userdata, r, directions, granule_mask(rlo, rhi));
+  }
+}
+
 }  // namespace
 
 extern "C" __device__ __noinline__ SanitizerPatchResult streamhaz_global_access(void* userdata, uint64_t, void* ptr,
@@ -107,30 +136,16 @@ extern "C" __device__ __noinline__ SanitizerPatchResult streamhaz_global_access(
                         ((flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) ? 2u : 0u);
   if (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS) directions = 3;
   if (flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH) directions = 0;
-  const unsigned mask = __activemask();
-  const uint64_t lo = reinterpret_cast<uint64_t>(ptr), hi = lo + (size ? size : 1);
-  const uint64_t region = lo >> fp::kRegionShift;
-  const bool fits = ((hi - 1) >> fp::kRegionShift) == region;
-  // Tool patches may not use the warp-reduction instruction (redux): a full warp combines its
-  // granule masks with a shuffle butterfly instead; a partial warp takes the per-lane path.
-  if (mask == 0xffffffffu) {
-    int same_region = 0, same_directions = 0;
-    __match_all_sync(mask, region, &same_region);
-    __match_all_sync(mask, directions, &same_directions);
-    if (__all_sync(mask, fits) && same_region && same_directions) {
-      if (!directions) return SANITIZER_PATCH_SUCCESS;
-      uint64_t granules = granule_mask(lo, hi);
-      for (int offset = 16; offset > 0; offset >>= 1) granules |= __shfl_xor_sync(mask, granules, offset);
-      if (lane_id() == 0) mark(userdata, region, directions, granules);
-      return SANITIZER_PATCH_SUCCESS;
-    }
-  }
-  // Scattered lanes: each marks its own bytes (an access may straddle two regions).
-  if (!directions) return SANITIZER_PATCH_SUCCESS;
-  for (uint64_t r = region; r <= ((hi - 1) >> fp::kRegionShift); ++r) {
-    const uint64_t rlo = r == region ? lo : r << fp::kRegionShift;
-    const uint64_t rhi = (r + 1) << fp::kRegionShift < hi ? (r + 1) << fp::kRegionShift : hi;
-    mark(userdata, r, directions, granule_mask(rlo, rhi));
-  }
+  const uint64_t lo = reinterpret_cast<uint64_t>(ptr);
+  record_access(userdata, lo, lo + (size ? size : 1), directions);
+  return SANITIZER_PATCH_SUCCESS;
+}
+
+// cp.async (LDGSTS): a global read into shared memory; `src` is null when nothing is copied.
+extern "C" __device__ __noinline__ SanitizerPatchResult streamhaz_async_copy(void* userdata, uint64_t, void* src,
+                                                                           uint32_t, uint32_t size) {
+  if (!userdata) return SANITIZER_PATCH_SUCCESS;
+  const uint64_t lo = reinterpret_cast<uint64_t>(src);
+  record_access(userdata, lo, lo + (size ? size : 1), src ? 1u : 0u);
   return SANITIZER_PATCH_SUCCESS;
 }

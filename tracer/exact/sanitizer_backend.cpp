@@ -106,9 +106,13 @@ void on_module_loaded(const Sanitizer_ResourceModuleData& m) {
     if (r != SANITIZER_SUCCESS) warn("exact footprints: cannot load " + b.patch_file + ": " + result_text(r));
   }
   if (is_nccl_module(m.pCubin, m.cubinSize)) return;
-  if (b.api.patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, m.module, "streamhaz_global_access") ==
-      SANITIZER_SUCCESS)
-    b.api.patch_module(m.module);
+  // cp.async reads are not global accesses to the Sanitizer; bulk tensor copies (TMA) have no
+  // instrumentation point at all (docs/footprints.md).
+  const bool loads = b.api.patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, m.module,
+                                              "streamhaz_global_access") == SANITIZER_SUCCESS;
+  const bool async = b.api.patch_instructions(SANITIZER_INSTRUCTION_MEMCPY_ASYNC, m.module, "streamhaz_async_copy") ==
+                     SANITIZER_SUCCESS;
+  if (loads || async) b.api.patch_module(m.module);
 }
 
 ContextSlot* slot_of(CUcontext context) {
