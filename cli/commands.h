@@ -15,5 +15,6 @@ void add_inspect_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+void add_replay_command(CLI::App& app, int& exit_code);
 
 }  // namespace streamhaz::cli

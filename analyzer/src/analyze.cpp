@@ -16,10 +16,19 @@
 namespace streamhaz::analysis {
 namespace {
 
+// One rank's input: a trace file being read, or records held in memory.
 struct RankRun {
   std::unique_ptr<trace::TraceReader> reader;
+  const RankRecords* memory = nullptr;
+  size_t next_record = 0;
   std::unique_ptr<RankEngine> engine;
   bool done = false;
+
+  // The next record, or null at the end; in-memory records are not copied.
+  const trace::Record* next(trace::Record& buffer) {
+    if (reader) return reader->next(buffer) ? &buffer : nullptr;
+    return next_record < memory->records.size() ? &memory->records[next_record++] : nullptr;
+  }
 };
 
 // Runs every rank to its end; returns when all are done.
@@ -36,13 +45,14 @@ void run_lockstep(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
         engine.resume();
       }
       while (!engine.blocked()) {
-        if (!run.reader->next(record)) {
+        const trace::Record* r = run.next(record);
+        if (!r) {
           engine.finish();
           run.done = true;
           --live;
           break;
         }
-        engine.apply(record);
+        engine.apply(*r);
       }
       moved = true;
     }
@@ -114,7 +124,34 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
         collectives.mismatched()));
 
   result.findings = findings.take();
-  backfill_timings(result.findings, file_by_rank);
+  if (options.backfill_timings) backfill_timings(result.findings, file_by_rank);
+  return result;
+}
+
+AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const AnalysisOptions& options) {
+  TimelineRegistry timelines;
+  CollectiveMatcher collectives;
+  FindingCollector findings;
+  std::vector<RankRun> runs;
+  AnalysisResult result;
+  for (const RankRecords& r : ranks) {
+    RankRun run;
+    run.memory = &r;
+    run.engine = std::make_unique<RankEngine>(r.rank, timelines, collectives, findings, options);
+    runs.push_back(std::move(run));
+  }
+  run_lockstep(runs, collectives);
+  for (const RankRun& run : runs) {
+    TraceSummary s;
+    s.path = run.memory->path;
+    s.rank = run.engine->rank();
+    s.records = run.memory->records.size();
+    s.operations = run.engine->operations();
+    result.operations_checked += run.engine->operations();
+    result.operations_without_footprint += run.engine->operations_without_footprint();
+    result.traces.push_back(std::move(s));
+  }
+  result.findings = findings.take();
   return result;
 }
 

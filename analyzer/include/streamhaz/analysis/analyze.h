@@ -1,10 +1,13 @@
 // The analysis entry point: trace files in, findings out.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
 
@@ -12,11 +15,25 @@ struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
   // strict mode gives each host thread its own clock (DESIGN.md, happens-before rules).
   bool per_thread_host = false;
+  // Called for every unordered conflicting pair as it is found (before folding): the
+  // over-synchronisation pass re-checks edited traces and needs the pairs one by one.
+  std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
+  // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
+  bool backfill_timings = true;
+};
+
+// One rank's records held in memory (an edited copy of a trace).
+struct RankRecords {
+  int rank = 0;
+  std::string path;  // where the records came from, for reports
+  std::vector<trace::Record> records;
 };
 
 // Reads every file (one per rank, any order) and runs the happens-before race check.
 // Throws trace::TraceError for unreadable or corrupt input; truncated files are analysed up
 // to their last whole chunk and noted in AnalysisResult::warnings and ::traces.
 AnalysisResult analyze(const std::vector<std::string>& trace_files, const AnalysisOptions& options = {});
+// The same check over records already in memory (ranks as given; no timing backfill).
+AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const AnalysisOptions& options = {});
 
 }  // namespace streamhaz::analysis

@@ -67,6 +67,10 @@ struct AnalysisResult {
   std::vector<std::string> warnings;  // for humans: truncated inputs, unmatched collectives...
   uint64_t operations_checked = 0;
   uint64_t operations_without_footprint = 0;  // kernels contributing ordering only
+  // Over-synchronisation pass: verdicts that are not findings, and the minimal synchronisation
+  // as advice (docs/sync-and-replay.md). Empty when the pass did not run.
+  std::vector<std::string> sync_notes;
+  std::vector<std::string> minimal_sync;
 };
 
 }  // namespace streamhaz::analysis
