@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Golden test: `streamhaz check` on one bundled trace folder gives the manifest's verdict.
 
-usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA
+usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA [oversync|no-oversync]
 
 expect "race": exit 1, and a race finding on an ipg_buffer between a copy on the compute
 stream and the all-reduce (or the copy-out that reads the bucket) on the reduction side;
-expect "clean": exit 0 and no findings. The JSON report is validated against its schema.
+expect "clean": exit 0 with --fail-on races and no race finding. The optional last argument
+holds the over-synchronisation verdict too: some oversync finding, or none (and for a clean
+trace, exit 0 with the default --fail-on). The JSON report is validated against its schema.
 """
 import json
 import subprocess
@@ -16,9 +18,10 @@ import jsonschema
 
 def main():
     streamhaz, traces, name, schema_path = sys.argv[1:5]
+    oversync = sys.argv[5] if len(sys.argv) > 5 else None
     with open(f"{traces}/manifest.jsonl") as f:
         entry = next(e for e in map(json.loads, f) if e["name"] == name)
-    run = subprocess.run([streamhaz, "check", "--format", "json", f"{traces}/{name}"],
+    run = subprocess.run([streamhaz, "check", "--format", "json", "--fail-on", "races", f"{traces}/{name}"],
                          capture_output=True, text=True)
     problems = []
     if run.returncode == 2 or not run.stdout.strip():
@@ -28,9 +31,14 @@ def main():
     with open(schema_path) as f:
         jsonschema.validate(report, json.load(f))
     races = [x for x in report["findings"] if x["kind"] == "race"]
+    over = [x for x in report["findings"] if x["kind"] == "oversync"]
+    if oversync == "oversync" and not over:
+        problems.append("expected an over-synchronisation finding, got none")
+    if oversync == "no-oversync" and over:
+        problems.append(f"expected no over-synchronisation finding, got {len(over)}: {over[0]['title']}")
     if entry["expect"] == "clean":
-        if run.returncode != 0 or report["findings"]:
-            problems.append(f"expected clean, got exit {run.returncode} and {len(report['findings'])} findings")
+        if run.returncode != 0 or races:
+            problems.append(f"expected clean, got exit {run.returncode} and {len(races)} races")
     else:
         if run.returncode != 1:
             problems.append(f"expected exit 1, got {run.returncode}")
