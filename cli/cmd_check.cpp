@@ -33,7 +33,8 @@ struct CheckOptions {
   std::string fail_on = "races,oversync";
   bool per_thread_host = false;
   bool no_sync = false;
-  uint64_t sync_window = 200000;
+  uint64_t sync_window = analysis::SyncOptions{}.window_records;
+  uint64_t sync_window_syncs = analysis::SyncOptions{}.window_syncs;
   double min_cost_pct = 1.0;
   std::string step_range = "step";
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
@@ -121,6 +122,7 @@ int run_check(const CheckOptions& o) {
     // Over-synchronisation, the minimal synchronisation, and each race's manifestation.
     analysis::SyncOptions sync;
     sync.window_records = o.sync_window;
+    sync.window_syncs = o.sync_window_syncs;
     sync.min_cost = o.min_cost_pct / 100.0;
     sync.replay.step_range = o.step_range;
     analysis::SyncReport rep = analysis::analyze_sync(files, options, sync, &input.analysis.findings);
@@ -184,6 +186,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sync-window", o->sync_window,
                   "Records per trace the over-synchronisation pass reads (it holds them in memory)")
       ->check(CLI::Range(uint64_t{1000}, uint64_t{100000000}))
+      ->capture_default_str();
+  cmd->add_option("--sync-window-syncs", o->sync_window_syncs,
+                  "Synchronisations per trace the over-synchronisation pass judges (it re-checks the window for each)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}))
       ->capture_default_str();
   cmd->add_option("--oversync-min-cost", o->min_cost_pct,
                   "Per cent of the step time an over-synchronisation must cost to be a finding")

@@ -27,7 +27,20 @@ struct RankRun {
   // The next record, or null at the end; in-memory records are not copied.
   const trace::Record* next(trace::Record& buffer) {
     if (reader) return reader->next(buffer) ? &buffer : nullptr;
-    return next_record < memory->records.size() ? &memory->records[next_record++] : nullptr;
+    while (next_record < memory->records.size()) {
+      const trace::Record& r = memory->records[next_record++];
+      if (!skip || !skipped(r)) return &r;
+    }
+    return nullptr;
+  }
+  const std::set<std::pair<int, uint64_t>>* skip = nullptr;
+  bool skipped(const trace::Record& r) const {
+    uint64_t seq = 0;
+    if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
+    else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
+    else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
+    else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
+    return seq && skip->count({memory->rank, seq});
   }
 };
 
@@ -137,6 +150,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
   for (const RankRecords& r : ranks) {
     RankRun run;
     run.memory = &r;
+    run.skip = options.skip_syncs;
     run.engine = std::make_unique<RankEngine>(r.rank, timelines, collectives, findings, options);
     runs.push_back(std::move(run));
   }

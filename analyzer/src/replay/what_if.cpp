@@ -82,9 +82,11 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     kv[key] = w[i].substr(eq + 1);
   }
   auto allow = [&](std::initializer_list<const char*> keys) {
-    for (const auto& [k, v] : kv)
+    for (const auto& entry : kv) {
+      const std::string& k = entry.first;
       if (std::none_of(keys.begin(), keys.end(), [&](const char* a) { return k == a; }))
         throw WhatIfError(fmt::format("'{}' does not take '{}='", w[0], k));
+    }
   };
   auto need = [&](const char* key) -> const std::string& {
     auto it = kv.find(key);

@@ -113,11 +113,21 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
                         const SyncOptions& opt, std::vector<Finding>* races) {
   SyncReport rep;
   bool cut = false;
-  const std::vector<RankRecords> run = load_run(trace_files, opt.window_records, &cut);
+  std::vector<RankRecords> run = load_run(trace_files, opt.window_records, &cut);
+  for (RankRecords& r : run) {
+    uint64_t syncs = 0;
+    for (size_t i = 0; i < r.records.size(); ++i)
+      if (sync_kind(r.records[i]) && ++syncs > opt.window_syncs) {
+        r.records.resize(i);
+        cut = true;
+        break;
+      }
+  }
   if (cut)
     rep.warnings.push_back(fmt::format(
-        "over-synchronisation: only the first {} records of each trace were analysed (--sync-window)",
-        opt.window_records));
+        "over-synchronisation: judged within the first {} records and {} synchronisations of each trace "
+        "(--sync-window, --sync-window-syncs)",
+        opt.window_records, opt.window_syncs));
   std::unique_ptr<Replayer> replay;
   try {
     replay = std::make_unique<Replayer>(run, opt.replay);
@@ -313,8 +323,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   rep.minimal = minimal_sync(run, &rep.advice);
   if (replay) rep.minimal_step_ns = replay->run(apply_edits(run, rep.minimal)).step_ns;
 
-  // Manifestation: the slowdown of the earlier operation's stream under which a race's two
-  // operations overlap in the replay.
+  // Manifestation: the slowdown of the earlier operation's stream under which a race's later
+  // operation starts before the earlier one ends in the replay.
   if (races && replay) {
     for (Finding& f : *races) {
       if (f.kind != FindingKind::Race || f.second.on_host || f.first.on_host) continue;
@@ -327,13 +337,15 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
                                          : replay->run(run, {DurationScale{f.first.stream_name, "", factor}});
         auto a = s.ops[ri].find(f.first.seq), b = s.ops[ri].find(f.second.seq);
         if (a == s.ops[ri].end() || b == s.ops[ri].end()) return false;
-        return a->second.start < b->second.end && b->second.start < a->second.end;
+        // The later operation starts before the earlier one has ended: they overlap, or run
+        // the other way round; either way the bytes are no longer accessed in issue order.
+        return b->second.start < a->second.end;
       };
       std::string text;
       if (overlap(1.0)) {
-        text = "the replay of the captured run overlaps the two operations";
+        text = "in the replay of the captured run the later operation already starts before the earlier one ends";
       } else if (!overlap(64.0)) {
-        text = fmt::format("the two operations do not overlap in the replay even with {} 64x slower",
+        text = fmt::format("the replay keeps the two operations in issue order even with {} 64x slower",
                            f.first.stream_name);
       } else {
         double lo = 1.0, hi = 64.0;
@@ -341,7 +353,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
           const double mid = (lo + hi) / 2;
           (overlap(mid) ? hi : lo) = mid;
         }
-        text = fmt::format("manifests once {} runs {:.2f}x slower (replay: the two operations then overlap in time)",
+        text = fmt::format("manifests once {} runs {:.2f}x slower (replay: the later operation then starts before "
+                           "the earlier one ends)",
                            f.first.stream_name, hi);
       }
       f.detail = f.detail.empty() ? text : f.detail + "; " + text;

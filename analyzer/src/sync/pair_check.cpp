@@ -79,6 +79,12 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
     p.touch_read = unordered_pairs(v.touch_read, first_byte);
     return p;
   }
+  if (w->add.empty() && w->drop_kinds.empty()) {  // drops only: skip them, no copy
+    p.real = unordered_pairs(v.real, first_byte, &w->drop);
+    p.touch_all = unordered_pairs(v.touch_all, first_byte, &w->drop);
+    p.touch_read = unordered_pairs(v.touch_read, first_byte, &w->drop);
+    return p;
+  }
   p.real = unordered_pairs(apply_edits(v.real, *w), first_byte);
   p.touch_all = unordered_pairs(apply_edits(v.touch_all, *w), first_byte);
   p.touch_read = unordered_pairs(apply_edits(v.touch_read, *w), first_byte);
@@ -93,9 +99,11 @@ void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSe
 }
 
 PairSet unordered_pairs(const std::vector<RankRecords>& run,
-                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte) {
+                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte,
+                        const std::set<std::pair<int, uint64_t>>* skip) {
   PairSet pairs;
   AnalysisOptions o;
+  o.skip_syncs = skip;
   o.backfill_timings = false;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
     pairs.insert({rank, a, b});

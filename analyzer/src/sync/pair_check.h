@@ -34,7 +34,8 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences);
 
 // `first_byte`, when given, gets the first conflicting byte of every pair.
 PairSet unordered_pairs(const std::vector<RankRecords>& run,
-                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr);
+                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
+                        const std::set<std::pair<int, uint64_t>>* skip = nullptr);
 
 // Pairs of `now` that `base` does not have.
 PairSet new_pairs(const PairSet& now, const PairSet& base);

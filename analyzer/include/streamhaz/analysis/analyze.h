@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,9 @@ struct AnalysisOptions {
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
   // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
   bool backfill_timings = true;
+  // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
+  // (rank, seq), so that re-checks without one need no copy of the run.
+  const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
 };
 
 // One rank's records held in memory (an edited copy of a trace).

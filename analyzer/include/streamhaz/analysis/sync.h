@@ -13,7 +13,12 @@
 namespace streamhaz::analysis {
 
 struct SyncOptions {
-  uint64_t window_records = 200000;  // records per rank the pass reads (longer traces: the first ones)
+  // The pass holds the run in memory and re-checks it once per synchronisation (fewer when
+  // many are redundant), so it reads a window: at most this many records per rank...
+  uint64_t window_records = 50000;
+  // ...and at most this many synchronisations per rank. Beyond the window nothing is judged;
+  // the window's end counts as work that may need anything (no unsound verdict).
+  uint64_t window_syncs = 500;
   double min_cost = 0.01;            // a finding must cost this share of the step time
   ReplayOptions replay;
 };
