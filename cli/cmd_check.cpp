@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/sync.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
 #include "streamhaz/report/suppressions.h"
@@ -33,6 +34,12 @@ struct CheckOptions {
   std::string fail_on = "races,oversync,truncated";
   bool per_thread_host = false;
   std::string kernels;
+  bool no_sync = false;
+  uint64_t sync_window = analysis::SyncOptions{}.window_records;
+  uint64_t sync_window_syncs = analysis::SyncOptions{}.window_syncs;
+  double min_cost_pct = 1.0;
+  std::string step_range = "step";
+  std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -153,13 +160,32 @@ int run_check(const CheckOptions& o) {
   std::error_code ec;
   if (!writes_to_stdout(o) && !o.force && std::filesystem::exists(o.output, ec))
     return usage_error(o.output + " already exists; use --force to overwrite it");
+  if (!o.minimal_sync_out.empty() && !o.force && std::filesystem::exists(o.minimal_sync_out, ec))
+    return usage_error(o.minimal_sync_out + " already exists; use --force to overwrite it");
 
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
   options.kernels = o.kernels;
   report::ReportInput input;
   // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
-  input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
+  const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
+  input.analysis = analysis::analyze(files, options);
+  if (!o.no_sync) {
+    // Over-synchronisation, the minimal synchronisation, and each race's manifestation.
+    analysis::SyncOptions sync;
+    sync.window_records = o.sync_window;
+    sync.window_syncs = o.sync_window_syncs;
+    sync.min_cost = o.min_cost_pct / 100.0;
+    sync.replay.step_range = o.step_range;
+    analysis::SyncReport rep = analysis::analyze_sync(files, options, sync, &input.analysis.findings);
+    for (analysis::Finding& f : rep.findings) input.analysis.findings.push_back(std::move(f));
+    for (std::string& w : rep.warnings) input.analysis.warnings.push_back(std::move(w));
+    input.analysis.sync_notes = std::move(rep.notes);
+    input.analysis.minimal_sync = std::move(rep.advice);
+    if (!o.minimal_sync_out.empty() &&
+        !write_report_file(o.minimal_sync_out, analysis::format_what_if(rep.minimal), o.force))
+      return kExitUsage;
+  }
   report::apply_suppressions(rules, input);
 
   const std::string text = render(input, o.format);
@@ -214,6 +240,25 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->type_name("FILE");
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
+  cmd->add_flag("--no-sync", o->no_sync,
+                "Skip the over-synchronisation pass, the minimal synchronisation and race manifestation");
+  cmd->add_option("--sync-window", o->sync_window,
+                  "Records per trace the over-synchronisation pass reads (it holds them in memory)")
+      ->check(CLI::Range(uint64_t{1000}, uint64_t{100000000}))
+      ->capture_default_str();
+  cmd->add_option("--sync-window-syncs", o->sync_window_syncs,
+                  "Synchronisations per trace the over-synchronisation pass judges (it re-checks the window for each)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}))
+      ->capture_default_str();
+  cmd->add_option("--oversync-min-cost", o->min_cost_pct,
+                  "Per cent of the step time an over-synchronisation must cost to be a finding")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step (for step times)")
+      ->capture_default_str();
+  cmd->add_option("--minimal-sync", o->minimal_sync_out,
+                  "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
+      ->type_name("FILE");
   cmd->footer(
       "Examples:\n"
       "  streamhaz check traces/\n"

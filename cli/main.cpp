@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_inspect_command(app, exit_code);
   add_export_command(app, exit_code);
   add_kernels_command(app, exit_code);
+  add_replay_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -20,7 +20,7 @@ e = json.loads(sys.argv[1])
 print("|".join([e["name"], e.get("folder", e["name"]), " ".join(e.get("check_args", [])), e["expect"],
                  str(e.get("reducer_corrupted_elements", e.get("workload_corrupted_elements")))]))' "$line")
   status=0
-  report=$("$shz" check --format json "traces/$folder" $args 2>/dev/null) || status=$?
+  report=$("$shz" check --format json --fail-on races "traces/$folder" $args 2>/dev/null) || status=$?
   case $status in
     0) verdict=$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print("possible" if r["summary"]["possible_races"] else "clean")' <<< "$report") ;;
     1) verdict=race ;;

@@ -85,7 +85,9 @@ json json_report(const ReportInput& input) {
           {"traces", std::move(traces)},
           {"warnings", a.warnings},
           {"findings", std::move(findings)},
-          {"suppressed", std::move(suppressed)}};
+          {"suppressed", std::move(suppressed)},
+          {"sync_notes", a.sync_notes},
+          {"minimal_sync", a.minimal_sync}};
 }
 
 void write_json_report(std::ostream& out, const ReportInput& input) {

@@ -74,14 +74,15 @@ void write_finding(std::ostream& out, const Finding& f) {
   out << "streamhaz: " << kind_id(f.kind) << ": " << printable(f.title) << "\n";
   if (f.kind == FindingKind::Race || f.kind == FindingKind::PossibleRace) {
     write_race_ops(out, f);
-  } else {
-    write_op(out, "Operation", f.first);
-    write_op(out, "Other operation", f.second);
+  } else {  // over-synchronisation: the operations on either side of it
+    if (f.first.seq) write_op(out, "After", f.first);
+    if (f.second.seq) write_op(out, "Before", f.second);
   }
-  write_buffer(out, f);
+  if (f.kind == FindingKind::Race) write_buffer(out, f);
   if (!f.missing_order.empty())
     out << "  " << (f.kind == FindingKind::OverSync ? "Proposal: " : "Missing order: ") << printable(f.missing_order) << "\n";
-  if (overlapped_in_time(f.first, f.second)) out << "  The captured run executed the two operations overlapping in time.\n";
+  if (f.kind != FindingKind::OverSync && overlapped_in_time(f.first, f.second))
+    out << "  The captured run executed the two operations overlapping in time.\n";
   out << "  Occurrences: " << f.occurrences;
   if (!f.ranks.empty()) out << fmt::format(" (ranks {})", fmt::join(f.ranks, ", "));
   out << "\n";
@@ -136,6 +137,11 @@ std::string summary_line(const ReportInput& input) {
 
 void write_text_report(std::ostream& out, const ReportInput& input) {
   for (const Finding& f : input.analysis.findings) write_finding(out, f);
+  for (const std::string& n : input.analysis.sync_notes) out << "note: " << printable(n) << "\n";
+  if (!input.analysis.minimal_sync.empty()) {
+    out << "Minimal synchronisation (event waits that order every conflicting pair the run orders):\n";
+    for (const std::string& a : input.analysis.minimal_sync) out << "  " << printable(a) << "\n";
+  }
   for (const std::string& w : input.analysis.warnings) out << "warning: " << printable(w) << "\n";
   out << summary_line(input) << "\n";
 }

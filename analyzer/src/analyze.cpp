@@ -18,10 +18,32 @@
 namespace streamhaz::analysis {
 namespace {
 
+// One rank's input: a trace file being read, or records held in memory.
 struct RankRun {
   std::unique_ptr<trace::TraceReader> reader;
+  const RankRecords* memory = nullptr;
+  size_t next_record = 0;
   std::unique_ptr<RankEngine> engine;
   bool done = false;
+
+  // The next record, or null at the end; in-memory records are not copied.
+  const trace::Record* next(trace::Record& buffer) {
+    if (reader) return reader->next(buffer) ? &buffer : nullptr;
+    while (next_record < memory->records.size()) {
+      const trace::Record& r = memory->records[next_record++];
+      if (!skip || !skipped(r)) return &r;
+    }
+    return nullptr;
+  }
+  const std::set<std::pair<int, uint64_t>>* skip = nullptr;
+  bool skipped(const trace::Record& r) const {
+    uint64_t seq = 0;
+    if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
+    else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
+    else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
+    else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
+    return seq && skip->count({memory->rank, seq});
+  }
 };
 
 // Runs every rank to its end; returns when all are done.
@@ -38,13 +60,14 @@ void run_lockstep(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
         engine.resume();
       }
       while (!engine.blocked()) {
-        if (!run.reader->next(record)) {
+        const trace::Record* r = run.next(record);
+        if (!r) {
           engine.finish();
           run.done = true;
           --live;
           break;
         }
-        engine.apply(record);
+        engine.apply(*r);
       }
       moved = true;
     }
@@ -142,7 +165,35 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
         "bytes (trace with `streamhaz run --footprints static`) or they did not fit the summary's layout",
         result.kernels_summary_unused, options.kernels));
   result.findings = findings.take();
-  backfill_timings(result.findings, file_by_rank);
+  if (options.backfill_timings) backfill_timings(result.findings, file_by_rank);
+  return result;
+}
+
+AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const AnalysisOptions& options) {
+  TimelineRegistry timelines;
+  CollectiveMatcher collectives;
+  FindingCollector findings;
+  std::vector<RankRun> runs;
+  AnalysisResult result;
+  for (const RankRecords& r : ranks) {
+    RankRun run;
+    run.memory = &r;
+    run.skip = options.skip_syncs;
+    run.engine = std::make_unique<RankEngine>(r.rank, timelines, collectives, findings, options);
+    runs.push_back(std::move(run));
+  }
+  run_lockstep(runs, collectives);
+  for (const RankRun& run : runs) {
+    TraceSummary s;
+    s.path = run.memory->path;
+    s.rank = run.engine->rank();
+    s.records = run.memory->records.size();
+    s.operations = run.engine->operations();
+    result.operations_checked += run.engine->operations();
+    result.operations_without_footprint += run.engine->operations_without_footprint();
+    result.traces.push_back(std::move(s));
+  }
+  result.findings = findings.take();
   return result;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden test: `streamhaz check` on one bundled trace folder gives the manifest's verdict.
 
-usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA
+usage: check_golden.py STREAMHAZ TRACES_DIR NAME FINDINGS_SCHEMA [oversync|no-oversync]
 
 A manifest line may name the trace folder apart from the test (`folder`) and add arguments for
 `check` (`check_args`; paths starting with traces/ are taken relative to TRACES_DIR's parent).
@@ -9,9 +9,10 @@ A manifest line may name the trace folder apart from the test (`folder`) and add
 expect "race": exit 1, and a race finding on an ipg_buffer between a copy on the compute
 stream and the all-reduce (or the copy-out that reads the bucket) on the reduction side; with
 `kernel_race`, a race (on any buffer) with a kernel on at least one side instead;
-expect "possible": exit 0 (possible races do not fail by default), no race, and a possible race
-with a kernel on one side;
-expect "clean": exit 0 and no findings. The JSON report is validated against its schema.
+expect "possible": exit 0, no race, and a possible race with a kernel on one side;
+expect "clean": exit 0 with --fail-on races, and no race or possible race. The optional last
+argument holds the over-synchronisation verdict too: some oversync finding, or none (and for a
+clean trace, exit 0 with the default --fail-on). The JSON report is validated against its schema.
 """
 import json
 import subprocess
@@ -22,12 +23,13 @@ import jsonschema
 
 def main():
     streamhaz, traces, name, schema_path = sys.argv[1:5]
+    oversync = sys.argv[5] if len(sys.argv) > 5 else None
     with open(f"{traces}/manifest.jsonl") as f:
         entry = next(e for e in map(json.loads, f) if e["name"] == name)
     root = traces.rsplit("/", 1)[0] if "/" in traces.rstrip("/") else "."
     extra = [f"{root}/{a}" if a.startswith("traces/") else a for a in entry.get("check_args", [])]
     folder = entry.get("folder", name)
-    run = subprocess.run([streamhaz, "check", "--format", "json", f"{traces}/{folder}", *extra],
+    run = subprocess.run([streamhaz, "check", "--format", "json", "--fail-on", "races", f"{traces}/{folder}", *extra],
                          capture_output=True, text=True)
     problems = []
     if run.returncode == 2 or not run.stdout.strip():
@@ -38,13 +40,18 @@ def main():
         jsonschema.validate(report, json.load(f))
     races = [x for x in report["findings"] if x["kind"] == "race"]
     possible = [x for x in report["findings"] if x["kind"] == "possible-race"]
+    over = [x for x in report["findings"] if x["kind"] == "oversync"]
 
     def has_kernel(x):
         return x["first"]["kind"] == "kernel" or x["second"]["kind"] == "kernel"
 
+    if oversync == "oversync" and not over:
+        problems.append("expected an over-synchronisation finding, got none")
+    if oversync == "no-oversync" and over:
+        problems.append(f"expected no over-synchronisation finding, got {len(over)}: {over[0]['title']}")
     if entry["expect"] == "clean":
-        if run.returncode != 0 or report["findings"]:
-            problems.append(f"expected clean, got exit {run.returncode} and {len(report['findings'])} findings")
+        if run.returncode != 0 or races or possible:
+            problems.append(f"expected clean, got exit {run.returncode}, {len(races)} races, {len(possible)} possible")
     elif entry["expect"] == "possible":
         if run.returncode != 0 or races:
             problems.append(f"expected exit 0 and no race, got exit {run.returncode} and {len(races)} races")

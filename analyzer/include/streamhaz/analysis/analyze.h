@@ -1,10 +1,15 @@
 // The analysis entry point: trace files in, findings out.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
 
@@ -15,11 +20,28 @@ struct AnalysisOptions {
   // kernels.json from `streamhaz kernels scan` (the static footprint tier), "" for none. Its
   // summaries apply to launches whose trace kept the argument bytes (`run --footprints static`).
   std::string kernels;
+  // Called for every unordered conflicting pair as it is found (before folding): the
+  // over-synchronisation pass re-checks edited traces and needs the pairs one by one.
+  std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
+  // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
+  bool backfill_timings = true;
+  // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
+  // (rank, seq), so that re-checks without one need no copy of the run.
+  const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
+};
+
+// One rank's records held in memory (an edited copy of a trace).
+struct RankRecords {
+  int rank = 0;
+  std::string path;  // where the records came from, for reports
+  std::vector<trace::Record> records;
 };
 
 // Reads every file (one per rank, any order) and runs the happens-before race check.
 // Throws trace::TraceError for unreadable or corrupt input; truncated files are analysed up
 // to their last whole chunk and noted in AnalysisResult::warnings and ::traces.
 AnalysisResult analyze(const std::vector<std::string>& trace_files, const AnalysisOptions& options = {});
+// The same check over records already in memory (ranks as given; no timing backfill).
+AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const AnalysisOptions& options = {});
 
 }  // namespace streamhaz::analysis

@@ -78,6 +78,10 @@ struct AnalysisResult {
   // Launches of a kernel kernels.json summarises that it could not be applied to: the trace has
   // no argument bytes, or they do not fit the summary's layout.
   uint64_t kernels_summary_unused = 0;
+  // Over-synchronisation pass: verdicts that are not findings, and the minimal synchronisation
+  // as advice (docs/sync-and-replay.md). Empty when the pass did not run.
+  std::vector<std::string> sync_notes;
+  std::vector<std::string> minimal_sync;
 };
 
 }  // namespace streamhaz::analysis

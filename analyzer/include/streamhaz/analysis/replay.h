@@ -1,0 +1,131 @@
+// Replay: a discrete-event simulation of a traced run. It is fitted to the trace's own GPU
+// times (durations, launch delays, host gaps between API calls) and then re-run on an edited
+// copy of the trace (what-ifs: a wait dropped or added, a stream slowed down) to predict the
+// step time. docs/sync-and-replay.md states the model.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "streamhaz/analysis/analyze.h"
+
+namespace streamhaz::analysis {
+
+// Reads every trace (one per rank) into memory, at most `max_records` records each; `cut`
+// is set when a trace had more. Ranks are numbered as analyze() numbers them.
+std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records = UINT64_MAX,
+                                  bool* cut = nullptr);
+
+// --- what-ifs ----------------------------------------------------------------------------
+
+// An event recorded on the stream of operation `after_seq` right after it, waited on by the
+// stream of operation `before_seq` right before it (both on rank `rank`).
+struct AddedWait {
+  int rank = 0;
+  uint64_t after_seq = 0;
+  uint64_t before_seq = 0;
+  bool operator<(const AddedWait& o) const {
+    return std::tie(rank, after_seq, before_seq) < std::tie(o.rank, o.after_seq, o.before_seq);
+  }
+  bool operator==(const AddedWait&) const = default;
+};
+
+// Multiplies the durations of the operations on streams named `stream` and/or of kernels
+// named `kernel` (globs with `*` and `?`; empty: any).
+struct DurationScale {
+  std::string stream;
+  std::string kernel;
+  double factor = 1;
+};
+
+struct WhatIf {
+  std::vector<std::string> lines;                // as given, for reports
+  std::set<std::pair<int, uint64_t>> drop;        // synchronisation records removed: (rank, seq)
+  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync
+  std::vector<AddedWait> add;
+  std::vector<DurationScale> scales;
+  bool minimal_sync = false;                      // resolved by the caller into drop + add
+  bool empty() const { return drop.empty() && drop_kinds.empty() && add.empty() && scales.empty() && !minimal_sync; }
+};
+
+class WhatIfError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses one what-if line (docs/sync-and-replay.md) into `out`; throws WhatIfError naming
+// what is wrong. Blank lines and `#` comments are ignored.
+void parse_what_if(const std::string& line, WhatIf& out);
+// The lines of a what-if spec as parse_what_if reads them.
+std::string format_what_if(const WhatIf& w);
+
+// A copy of the run with the drops and added waits applied (scales act in the replay).
+std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w);
+
+// Is this record one of the synchronisations a what-if can drop, and which kind?
+// ("wait", "event-sync", "stream-sync", "device-sync"; nullptr otherwise.)
+const char* sync_kind(const trace::Record& r);
+
+// --- the simulation ----------------------------------------------------------------------
+
+struct ReplayOptions {
+  std::string step_range = "step";   // NVTX range that wraps one training step
+  int64_t host_gap_threshold_ns = 10000;  // longer unexplained delays on an idle GPU are host time
+};
+
+struct OpTime {
+  int64_t issue = 0;  // when the host issued it
+  int64_t ready = 0;  // when the GPU could have started it (stream order, events), host aside
+  int64_t start = 0, end = 0;
+};
+
+// When a synchronisation call was issued and when the host or stream could go on.
+struct SyncTime {
+  int64_t issue = 0;
+  int64_t done = 0;        // host syncs: return; waits: when the waited event completed
+  int64_t stream_tail = 0; // waits: when the waiting stream's earlier work completed
+};
+
+struct Schedule {
+  std::vector<std::unordered_map<uint64_t, OpTime>> ops;     // per rank index: seq -> times
+  std::vector<std::unordered_map<uint64_t, SyncTime>> syncs;  // per rank index: seq -> times
+  std::vector<int64_t> rank_step_ns;  // per rank index
+  int64_t step_ns = 0;                // slowest rank's step time
+  int measured_steps = 0;             // step instances averaged (0: makespan of the run)
+  // Per rank index: [start, end) of each step instance averaged (the whole run without steps).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> step_windows;
+};
+
+class Replayer {
+ public:
+  // Fits the model to `run` (the unedited trace). Throws WhatIfError if it holds no GPU times.
+  Replayer(const std::vector<RankRecords>& run, ReplayOptions options = {});
+  ~Replayer();
+
+  // The schedule of the captured run as measured (untimed operations estimated).
+  const Schedule& measured() const;
+  // Simulates `edited` (apply_edits of the fitted run) with the scales applied.
+  Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {}) const;
+  // The unedited run simulated: equals measured() up to the model's residuals.
+  Schedule run_unchanged() const;
+
+  std::vector<std::string> notes() const;  // how durations were obtained, steps found...
+  const std::vector<RankRecords>& records() const;
+  std::string stream_name(int rank_index, trace::StreamId s) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// glob with `*` and `?` (the same rules as suppression patterns).
+bool wildcard_match(const std::string& pattern, const std::string& text);
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,62 @@
+// Over-synchronisation findings, the minimal synchronisation and race manifestation: the
+// passes that need the whole run in memory and the replay (docs/sync-and-replay.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/finding.h"
+#include "streamhaz/analysis/replay.h"
+
+namespace streamhaz::analysis {
+
+struct SyncOptions {
+  // The pass holds the run in memory and re-checks it once per synchronisation (fewer when
+  // many are redundant), so it reads a window: at most this many records per rank...
+  uint64_t window_records = 50000;
+  // ...and at most this many synchronisations per rank. Beyond the window nothing is judged;
+  // the window's end counts as work that may need anything (no unsound verdict).
+  uint64_t window_syncs = 500;
+  double min_cost = 0.01;            // a finding must cost this share of the step time
+  ReplayOptions replay;
+};
+
+// One synchronisation site's verdict (instances folded by key and class).
+struct SyncVerdict {
+  std::string key;
+  std::string what;        // "cudaStreamWaitEvent(compute stream, event recorded on reduction stream)"
+  std::string where;       // "before memcpy DtoD (NVTX ?/step/backward)"
+  std::string verdict;     // "implied", "redundant", "protects", "may-protect", "host-read"
+  uint64_t instances = 0;
+  uint64_t pairs = 0;              // conflicting pairs only it orders (protects)
+  uint64_t unfootprinted = 0;      // kernels without footprint it may protect (may-protect)
+  int64_t stall_ns_per_step = 0;   // measured, slowest rank
+  int64_t step_ns = 0;             // measured step time
+  int64_t step_without_ns = 0;     // replay without this site (or with it replaced by minimal waits)
+  bool replaced = false;           // step_without_ns is for the minimal-wait replacement
+  bool finding = false;
+};
+
+struct SyncReport {
+  std::vector<Finding> findings;       // kind OverSync
+  std::vector<SyncVerdict> verdicts;   // every site, for notes and JSON
+  std::vector<std::string> notes;      // one line per site that is not a finding
+  std::vector<std::string> warnings;
+  std::vector<std::string> advice;     // the minimal synchronisation, for people
+  WhatIf minimal;                      // the same, as a what-if
+  int64_t step_ns = 0, minimal_step_ns = 0;
+  bool ran = false;                    // false: no GPU times or nothing to analyse
+};
+
+// Decides for every wait and host synchronisation whether it orders a conflicting pair that
+// nothing else orders, costs each with the replay and computes the minimal synchronisation.
+// With `races`, adds each race's manifestation (the slowdown that makes it overlap) to its detail.
+SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions& options,
+                        const SyncOptions& sync_options, std::vector<Finding>* races = nullptr);
+
+// The minimal synchronisation of a run held in memory (used by `replay --what-if minimal-sync`).
+WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string>* advice = nullptr);
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,58 @@
+// Loading a run into memory for the replay and the over-synchronisation pass.
+#include <set>
+
+#include "streamhaz/analysis/replay.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::analysis {
+
+std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records, bool* cut) {
+  std::vector<RankRecords> run;
+  std::set<int> declared, taken;
+  std::vector<int> wanted;
+  for (const std::string& file : trace_files) {
+    trace::TraceReader reader(file);
+    RankRecords r;
+    r.path = file;
+    wanted.push_back(reader.rank());
+    if (reader.rank() >= 0) declared.insert(reader.rank());
+    trace::Record rec;
+    while (r.records.size() < max_records && reader.next(rec)) r.records.push_back(std::move(rec));
+    if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
+    run.push_back(std::move(r));
+  }
+  // The numbering analyze() uses: a missing or repeated rank gets the lowest number free.
+  int next_free = 0;
+  for (size_t i = 0; i < run.size(); ++i) {
+    int rank = wanted[i];
+    if (rank < 0 || taken.count(rank)) {
+      while (declared.count(next_free) || taken.count(next_free)) ++next_free;
+      rank = next_free;
+    }
+    taken.insert(rank);
+    run[i].rank = rank;
+  }
+  return run;
+}
+
+bool wildcard_match(const std::string& pattern, const std::string& text) {
+  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace streamhaz::analysis

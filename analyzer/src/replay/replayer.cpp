@@ -1,0 +1,535 @@
+// The replay model (docs/sync-and-replay.md): every API call is issued a host gap after the
+// previous call returned; an operation starts when its stream's earlier work and the events
+// it waits for are done and the host has issued it, plus its own launch delay; it runs for its
+// measured (or estimated) duration; a collective ends once its last rank has started it, plus
+// its own duration. Fitting reads the gaps, delays and durations off the trace so that the
+// unedited run replays as measured; edits and scales then change what follows from them.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "engine/collective_matcher.h"
+#include "replay/steps.h"
+#include "streamhaz/analysis/replay.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+constexpr int64_t kNone = std::numeric_limits<int64_t>::min() / 4;
+
+struct StreamInfo {
+  uint32_t device = 0;
+  uint32_t flags = 0;
+  std::string name;
+  bool legacy() const { return flags & trace::kStreamLegacyDefault; }
+  bool blocking() const { return !(flags & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault)); }
+};
+
+struct OpParams {
+  int64_t duration = 0;   // measured or estimated
+  int64_t own = 0;        // collectives: end minus the last rank's start (own duration)
+  int64_t delay = 0;      // launch delay after the op was ready and issued (fitted)
+  bool timed = false;
+  bool collective = false;
+  uint64_t comm = 0, comm_seq = 0;
+  uint32_t nranks = 1;
+  std::string kernel;     // kernel name, for kernel scales
+  trace::StreamId stream = 0;
+};
+
+struct Measured {
+  int64_t start = 0, end = 0;
+};
+
+// Busy intervals of one device, sorted by start, for "was the GPU idle then?".
+struct BusyList {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  std::vector<int64_t> max_end;  // prefix maximum of ends
+  void finish() {
+    std::sort(spans.begin(), spans.end());
+    max_end.resize(spans.size());
+    int64_t m = kNone;
+    for (size_t i = 0; i < spans.size(); ++i) max_end[i] = m = std::max(m, spans[i].second);
+  }
+  bool busy(int64_t a, int64_t b) const {  // some span intersects (a, b)
+    auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(b, kNone));
+    if (it == spans.begin()) return false;
+    return max_end[static_cast<size_t>(it - spans.begin()) - 1] > a;
+  }
+};
+
+struct RankInfo {
+  std::unordered_map<trace::StringId, std::string> strings;
+  std::unordered_map<trace::StreamId, StreamInfo> streams;
+  std::unordered_map<uint64_t, Measured> timing;
+  std::unordered_map<uint64_t, OpParams> ops;
+  std::unordered_map<uint64_t, int64_t> gap;  // host gap before the call with this seq
+  std::map<uint32_t, BusyList> busy;          // by device
+  std::vector<std::vector<uint64_t>> steps;
+};
+
+bool is_op(const trace::Record& r) { return trace::op_common(r) != nullptr; }
+
+int size_class(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
+
+// The duration key of an untimed operation: kind, name and size class (powers of two).
+std::string duration_key(const trace::Record& r, const RankInfo& info) {
+  return std::visit([&](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, trace::Kernel>) {
+      auto it = info.strings.find(x.name);
+      return "kernel|" + (it != info.strings.end() ? it->second : std::string());
+    } else if constexpr (std::is_same_v<T, trace::Memcpy>) {
+      return fmt::format("memcpy|{}|{}", static_cast<int>(x.kind), size_class(x.width * x.rows));
+    } else if constexpr (std::is_same_v<T, trace::Memset>) {
+      return fmt::format("memset|{}", size_class(x.width * x.rows));
+    } else if constexpr (std::is_same_v<T, trace::Nccl>) {
+      return fmt::format("nccl|{}|{}", static_cast<int>(x.kind), size_class(x.count * x.elem_bytes));
+    } else if constexpr (std::is_same_v<T, trace::HostFunc>) {
+      return "host_func";
+    } else if constexpr (std::is_same_v<T, trace::GraphLaunch>) {
+      return fmt::format("graph|{}", x.graph);
+    } else {
+      return "";
+    }
+  }, r);
+}
+
+std::string kind_of_key(const std::string& key) { return key.substr(0, key.find('|')); }
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+struct Replayer::Impl {
+  ReplayOptions options;
+  std::vector<RankRecords> run;
+  std::vector<RankInfo> ranks;
+  std::map<CollectiveKey, int64_t> last_start;  // measured: latest start of a collective over its ranks
+  int64_t t0 = 0;
+  Schedule measured;
+  std::vector<std::string> notes;
+
+  void scan();
+  void fit();
+  Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting);
+  void step_times(Schedule& s) const;
+  double scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const;
+  std::string stream_label(size_t ri, trace::StreamId s) const {
+    auto it = ranks[ri].streams.find(s);
+    if (it != ranks[ri].streams.end() && !it->second.name.empty()) return it->second.name;
+    return fmt::format("stream {}", s);
+  }
+};
+
+// What the fit and every simulation read once: names, streams, measured intervals, durations.
+void Replayer::Impl::scan() {
+  ranks.resize(run.size());
+  std::map<std::string, std::vector<int64_t>> by_key, by_kind;
+  std::vector<std::pair<size_t, std::pair<uint64_t, std::string>>> untimed;
+  size_t timed_ops = 0, all_ops = 0;
+  t0 = std::numeric_limits<int64_t>::max();
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    RankInfo& info = ranks[ri];
+    for (const trace::Record& r : run[ri].records)
+      if (const auto* t = std::get_if<trace::Timing>(&r))
+        if (t->end_ns >= t->start_ns && !info.timing.count(t->op_seq))
+          info.timing[t->op_seq] = {static_cast<int64_t>(t->start_ns), static_cast<int64_t>(t->end_ns)};
+    for (const trace::Record& r : run[ri].records) {
+      if (const auto* s = std::get_if<trace::StringDef>(&r)) info.strings[s->id] = s->text;
+      if (const auto* c = std::get_if<trace::StreamCreate>(&r)) {
+        info.streams[c->stream].device = c->device;
+        info.streams[c->stream].flags = c->flags;
+      }
+      if (const auto* n = std::get_if<trace::StreamName>(&r)) info.streams[n->stream].name = info.strings[n->name];
+      const trace::OpCommon* op = trace::op_common(r);
+      if (!op) continue;
+      ++all_ops;
+      if (!info.streams.count(op->stream))
+        info.streams[op->stream].flags = op->stream == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u;
+      OpParams p;
+      p.stream = op->stream;
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) p.kernel = info.strings[k->name];
+      if (const auto* n = std::get_if<trace::Nccl>(&r); n && is_collective(*n)) {
+        p.collective = true;
+        p.comm = n->comm;
+        p.comm_seq = n->comm_seq;
+        p.nranks = n->nranks;
+      }
+      const std::string key = duration_key(r, info);
+      if (auto it = info.timing.find(op->seq); it != info.timing.end()) {
+        p.timed = true;
+        ++timed_ops;
+        p.duration = it->second.end - it->second.start;
+        by_key[key].push_back(p.duration);
+        by_kind[kind_of_key(key)].push_back(p.duration);
+        t0 = std::min(t0, it->second.start);
+        info.busy[info.streams[op->stream].device].spans.push_back({it->second.start, it->second.end});
+        if (p.collective) {
+          int64_t& last = last_start.try_emplace(CollectiveKey{p.comm, p.comm_seq}, kNone).first->second;
+          last = std::max(last, it->second.start);
+        }
+      } else {
+        untimed.push_back({ri, {op->seq, key}});
+      }
+      info.ops[op->seq] = std::move(p);
+    }
+    for (auto& [dev, list] : info.busy) list.finish();
+    info.steps = find_steps(run[ri].records, options.step_range);
+  }
+  if (timed_ops == 0) throw WhatIfError("the traces hold no GPU times: record them with `streamhaz run --gpu-times all`");
+  // Untimed operations (sampled GPU times): the median of timed ones of the same kind, name
+  // and size class; else of the same kind; else zero.
+  size_t by_class = 0, by_kind_only = 0, zero = 0;
+  for (const auto& [ri, seq_key] : untimed) {
+    OpParams& p = ranks[ri].ops[seq_key.first];
+    if (auto it = by_key.find(seq_key.second); it != by_key.end()) {
+      p.duration = median(it->second);
+      ++by_class;
+    } else if (auto k = by_kind.find(kind_of_key(seq_key.second)); k != by_kind.end()) {
+      p.duration = median(k->second);
+      ++by_kind_only;
+    } else {
+      ++zero;
+    }
+  }
+  for (size_t ri = 0; ri < run.size(); ++ri)
+    for (auto& [seq, p] : ranks[ri].ops) {
+      p.own = p.duration;
+      if (!p.collective || !p.timed) continue;
+      auto it = last_start.find(CollectiveKey{p.comm, p.comm_seq});
+      p.own = std::max<int64_t>(0, ranks[ri].timing[seq].end - it->second);
+    }
+  notes.push_back(fmt::format("{} of {} operations have GPU times", timed_ops, all_ops));
+  if (!untimed.empty())
+    notes.push_back(fmt::format(
+        "{} untimed operations got the median duration of timed ones of the same kind, name and size class, {} of "
+        "the same kind only, {} none (0 ns)",
+        by_class, by_kind_only, zero));
+}
+
+double Replayer::Impl::scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const {
+  if (!scales) return 1;
+  double f = 1;
+  for (const DurationScale& s : *scales) {
+    if (!s.stream.empty() && !wildcard_match(s.stream, stream_label(ri, p.stream))) continue;
+    if (!s.kernel.empty() && (p.kernel.empty() || !wildcard_match(s.kernel, p.kernel))) continue;
+    f *= s.factor;
+  }
+  return f;
+}
+
+namespace {
+
+struct StreamSim {
+  int64_t tail = kNone;          // end of the last operation
+  int64_t floor = kNone;         // events waited for since then
+  int64_t legacy_floor = kNone;  // legacy-stream work a blocking stream's next command waits for
+  bool capturing = false;
+};
+
+}  // namespace
+
+// One pass over every rank's records. Fitting (measured times known) sets the host gaps and
+// launch delays; otherwise the times follow from the model. Collectives join the ranks.
+Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
+                                  bool fitting) {
+  Schedule out;
+  const size_t n = records.size();
+  out.ops.resize(n);
+  out.syncs.resize(n);
+  struct Sim {
+    size_t pos = 0;
+    int64_t host = 0;
+    std::unordered_map<trace::StreamId, StreamSim> streams;
+    std::unordered_map<trace::EventId, int64_t> events;
+    bool done = false;
+    bool blocked = false;
+    CollectiveKey key{};
+    uint64_t seq = 0;
+    trace::StreamId stream = 0;
+  };
+  std::vector<Sim> sims(n);
+  for (Sim& s : sims) s.host = t0;
+  struct Coll {
+    std::map<size_t, std::pair<int64_t, uint64_t>> starts;  // rank index -> start, seq
+    uint32_t nranks = 1;
+    bool resolved = false;
+    int64_t last = kNone;
+  };
+  std::map<CollectiveKey, Coll> colls;
+
+  auto ready_of = [&](size_t ri, Sim& sim, trace::StreamId id) {
+    StreamSim& st = sim.streams[id];
+    int64_t ready = std::max({st.tail, st.floor, st.legacy_floor});
+    const StreamInfo& info = ranks[ri].streams[id];
+    if (info.legacy())
+      for (auto& [other, os] : sim.streams) {
+        const StreamInfo& oi = ranks[ri].streams[other];
+        if (oi.blocking() && oi.device == info.device) ready = std::max({ready, os.tail, os.floor});
+      }
+    return ready;
+  };
+  auto finish_op = [&](size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end) {
+    StreamSim& st = sim.streams[id];
+    st.tail = end;
+    st.floor = st.legacy_floor = kNone;
+    out.ops[ri][seq].end = end;
+    const StreamInfo& info = ranks[ri].streams[id];
+    if (info.legacy())
+      for (auto& [other, os] : sim.streams) {
+        const StreamInfo& oi = ranks[ri].streams[other];
+        if (oi.blocking() && oi.device == info.device) os.legacy_floor = std::max(os.legacy_floor, end);
+      }
+  };
+  auto device_tail = [&](size_t ri, Sim& sim, uint32_t device, bool any_device) {
+    int64_t t = kNone;
+    for (auto& [id, st] : sim.streams)
+      if (any_device || ranks[ri].streams[id].device == device) t = std::max({t, st.tail, st.floor});
+    return t;
+  };
+
+  // Runs rank `ri` until it ends or blocks on a collective; true if it moved.
+  auto advance = [&](size_t ri) {
+    Sim& sim = sims[ri];
+    RankInfo& info = ranks[ri];
+    const auto& recs = records[ri].records;
+    bool moved = false;
+    while (!sim.blocked && sim.pos < recs.size()) {
+      const trace::Record& r = recs[sim.pos++];
+      moved = true;
+      const uint64_t seq = std::visit([](const auto& x) -> uint64_t {
+        if constexpr (requires { x.seq; }) return x.seq;
+        else if constexpr (requires { x.op.seq; }) return x.op.seq;
+        else return 0;
+      }, r);
+      if (!seq) {  // no API call (strings, names, accesses, timings) or an added record
+        if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
+          StreamSim& st = sim.streams[e->stream];
+          if (!st.capturing) sim.events[e->event] = std::max({st.tail, st.floor, sim.host});
+        } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
+          if (auto it = sim.events.find(w->event); it != sim.events.end()) {
+            StreamSim& st = sim.streams[w->stream];
+            out.syncs[ri][0] = {sim.host, it->second, std::max(st.tail, st.floor)};
+            st.floor = std::max(st.floor, it->second);
+          }
+        }
+        continue;
+      }
+      auto gap_it = info.gap.find(seq);
+      const int64_t issue = sim.host + (gap_it != info.gap.end() ? gap_it->second : 0);
+      sim.host = issue;
+      if (const trace::OpCommon* op = trace::op_common(r)) {
+        StreamSim& st = sim.streams[op->stream];
+        if (st.capturing) continue;  // runs at its graph's launch
+        OpParams& p = info.ops[op->seq];
+        int64_t ready = ready_of(ri, sim, op->stream);
+        // A synchronous copy from pageable memory: the stream is drained before the copy.
+        const auto* copy = std::get_if<trace::Memcpy>(&r);
+        const bool sync_copy = copy && (copy->flags & trace::kMemSync);
+        if (sync_copy && copy->kind == trace::MemcpyKind::HostToDevice && (copy->flags & trace::kMemPageableHost))
+          sim.host = std::max(sim.host, ready);
+        OpTime& t = out.ops[ri][op->seq];
+        t.issue = sim.host;
+        t.ready = ready;
+        const int64_t base = std::max(ready, sim.host);
+        if (fitting && p.timed) {
+          const Measured m = info.timing[op->seq];
+          const int64_t slack = m.start - base;
+          const uint32_t device = info.streams[op->stream].device;
+          if (slack > options.host_gap_threshold_ns && !info.busy[device].busy(base, m.start)) {
+            info.gap[op->seq] = m.start - (issue - (gap_it != info.gap.end() ? gap_it->second : 0));
+            sim.host = t.issue = m.start;  // the GPU sat idle: the host issued it late
+            p.delay = 0;
+          } else {
+            p.delay = slack;  // waited on the GPU (launch latency, other streams' kernels)
+          }
+          t.start = m.start;
+          finish_op(ri, sim, op->stream, op->seq, m.end);
+        } else {
+          t.start = base + p.delay;
+          const double f = scale_of(ri, p, scales);
+          if (p.collective && !fitting) {
+            Coll& c = colls[CollectiveKey{p.comm, p.comm_seq}];
+            c.nranks = p.nranks;
+            c.starts[ri] = {t.start, op->seq};
+            sim.blocked = true;
+            sim.key = CollectiveKey{p.comm, p.comm_seq};
+            sim.seq = op->seq;
+            sim.stream = op->stream;
+            if (c.starts.size() >= c.nranks) {
+              c.resolved = true;
+              for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
+            }
+          } else {
+            finish_op(ri, sim, op->stream, op->seq, t.start + std::llround(static_cast<double>(p.duration) * f));
+          }
+        }
+        if (sync_copy && !sim.blocked) {
+          const auto k = copy->kind;
+          if (k == trace::MemcpyKind::DeviceToHost || k == trace::MemcpyKind::HostToHost ||
+              k == trace::MemcpyKind::Default ||
+              (k == trace::MemcpyKind::HostToDevice && !(copy->flags & trace::kMemPageableHost)))
+            sim.host = std::max(sim.host, out.ops[ri][op->seq].end);
+        }
+        continue;
+      }
+      std::visit([&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, trace::EventRecord>) {
+          StreamSim& st = sim.streams[x.stream];
+          if (!st.capturing) sim.events[x.event] = std::max({st.tail, st.floor, sim.host});
+        } else if constexpr (std::is_same_v<T, trace::EventWait>) {
+          auto it = sim.events.find(x.event);
+          StreamSim& st = sim.streams[x.stream];
+          const int64_t tail = std::max(st.tail, st.floor);
+          out.syncs[ri][x.seq] = {sim.host, it != sim.events.end() ? it->second : kNone, tail};
+          if (it != sim.events.end() && !st.capturing) st.floor = std::max(st.floor, it->second);
+        } else if constexpr (std::is_same_v<T, trace::EventSync>) {
+          auto it = sim.events.find(x.event);
+          const int64_t call = sim.host;
+          if (it != sim.events.end()) sim.host = std::max(sim.host, it->second);
+          out.syncs[ri][x.seq] = {call, sim.host, 0};
+        } else if constexpr (std::is_same_v<T, trace::StreamSync>) {
+          const int64_t call = sim.host;
+          StreamSim& st = sim.streams[x.stream];
+          sim.host = std::max({sim.host, st.tail, st.floor});
+          out.syncs[ri][x.seq] = {call, sim.host, 0};
+        } else if constexpr (std::is_same_v<T, trace::DeviceSync>) {
+          const int64_t call = sim.host;
+          sim.host = std::max(sim.host, device_tail(ri, sim, x.device, false));
+          out.syncs[ri][x.seq] = {call, sim.host, 0};
+        } else if constexpr (std::is_same_v<T, trace::Free>) {
+          if (x.kind == trace::AllocKind::Device || x.kind == trace::AllocKind::Managed)
+            sim.host = std::max(sim.host, device_tail(ri, sim, 0, true));
+        } else if constexpr (std::is_same_v<T, trace::CaptureBegin>) {
+          sim.streams[x.stream].capturing = true;
+        } else if constexpr (std::is_same_v<T, trace::CaptureEnd>) {
+          sim.streams[x.stream].capturing = false;
+        }
+      }, r);
+    }
+    if (!sim.blocked && sim.pos >= recs.size()) sim.done = true;
+    return moved;
+  };
+
+  auto resume = [&](size_t ri, const Coll& c) {
+    Sim& sim = sims[ri];
+    const OpParams& p = ranks[ri].ops[sim.seq];
+    const int64_t end = c.last + std::llround(static_cast<double>(p.own) * scale_of(ri, p, scales));
+    finish_op(ri, sim, sim.stream, sim.seq, std::max(end, out.ops[ri][sim.seq].start));
+    sim.blocked = false;
+  };
+
+  for (;;) {
+    bool moved = false, live = false;
+    for (size_t ri = 0; ri < n; ++ri) {
+      Sim& sim = sims[ri];
+      if (sim.done) continue;
+      live = true;
+      if (sim.blocked) {
+        auto& c = colls[sim.key];
+        if (!c.resolved) continue;
+        resume(ri, c);
+        moved = true;
+      }
+      moved = advance(ri) || moved;
+    }
+    if (!live) break;
+    if (!moved) {  // a collective some rank never reaches: end it with the starts known
+      for (auto& [key, c] : colls)
+        if (!c.resolved && !c.starts.empty()) {
+          c.resolved = true;
+          for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
+        }
+    }
+  }
+  step_times(out);
+  return out;
+}
+
+void Replayer::Impl::step_times(Schedule& s) const {
+  s.rank_step_ns.assign(ranks.size(), 0);
+  s.step_windows.assign(ranks.size(), {});
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = kNone;
+  int instances_used = 0;
+  for (size_t ri = 0; ri < ranks.size(); ++ri) {
+    for (const auto& [seq, t] : s.ops[ri]) {
+      lo = std::min(lo, t.start);
+      hi = std::max(hi, t.end);
+    }
+    const auto& steps = ranks[ri].steps;
+    if (steps.empty()) continue;
+    const size_t first = steps.size() >= 2 ? 1 : 0;  // the first of several is warm-up
+    int64_t total = 0;
+    for (size_t i = first; i < steps.size(); ++i) {
+      int64_t a = std::numeric_limits<int64_t>::max(), b = kNone;
+      for (uint64_t seq : steps[i])
+        if (auto it = s.ops[ri].find(seq); it != s.ops[ri].end()) {
+          a = std::min(a, it->second.start);
+          b = std::max(b, it->second.end);
+        }
+      if (b > a) {
+        total += b - a;
+        s.step_windows[ri].push_back({a, b});
+      }
+    }
+    instances_used = static_cast<int>(steps.size() - first);
+    s.rank_step_ns[ri] = total / static_cast<int64_t>(steps.size() - first);
+  }
+  s.measured_steps = instances_used;
+  s.step_ns = 0;
+  for (int64_t v : s.rank_step_ns) s.step_ns = std::max(s.step_ns, v);
+  if (instances_used == 0 && hi > lo) {  // no step range: the whole run
+    s.step_ns = hi - lo;
+    std::fill(s.rank_step_ns.begin(), s.rank_step_ns.end(), hi - lo);
+    for (auto& w : s.step_windows) w = {{lo, hi}};
+  }
+}
+
+void Replayer::Impl::fit() {
+  measured = simulate(run, nullptr, true);
+  size_t steps = 0;
+  for (const RankInfo& r : ranks) steps = std::max(steps, r.steps.size());
+  if (steps == 0)
+    notes.push_back(fmt::format("no operation ran inside an NVTX range '{}': the step time is the whole run",
+                                options.step_range));
+  else
+    notes.push_back(fmt::format("{} instance(s) of NVTX range '{}' per rank; step time: {}", steps,
+                                options.step_range,
+                                steps >= 2 ? "the mean of all but the first (warm-up)" : "the one instance"));
+}
+
+Replayer::Replayer(const std::vector<RankRecords>& run, ReplayOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->run = run;
+  impl_->scan();
+  impl_->fit();
+}
+
+Replayer::~Replayer() = default;
+
+const Schedule& Replayer::measured() const { return impl_->measured; }
+
+Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales) const {
+  return impl_->simulate(edited, &scales, false);
+}
+
+Schedule Replayer::run_unchanged() const { return impl_->simulate(impl_->run, nullptr, false); }
+
+std::vector<std::string> Replayer::notes() const { return impl_->notes; }
+
+const std::vector<RankRecords>& Replayer::records() const { return impl_->run; }
+
+std::string Replayer::stream_name(int rank_index, trace::StreamId s) const {
+  return impl_->stream_label(static_cast<size_t>(rank_index), s);
+}
+
+}  // namespace streamhaz::analysis

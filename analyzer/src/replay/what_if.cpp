@@ -1,0 +1,211 @@
+// What-if specs: parsing, printing, and applying the record edits (drops, added waits).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "streamhaz/analysis/replay.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+// Splits `line` into words; a value may be quoted ("reduction stream") to hold spaces.
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && c == '#') {
+      break;
+    } else if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
+      if (any) out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+      any = true;
+    }
+  }
+  if (quoted) throw WhatIfError("unterminated quote in '" + line + "'");
+  if (any) out.push_back(cur);
+  return out;
+}
+
+uint64_t number(const std::string& key, const std::string& v) {
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) || v.size() > 19)
+    throw WhatIfError(fmt::format("{}= needs a whole number, found '{}'", key, v));
+  return std::stoull(v);
+}
+
+double factor_of(const std::string& v) {
+  size_t used = 0;
+  double f = 0;
+  try {
+    f = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || !(f > 0) || f > 1e6) throw WhatIfError("factor= needs a number above 0, found '" + v + "'");
+  return f;
+}
+
+const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync"};
+
+std::string quoted(const std::string& s) {
+  return s.find_first_of(" \t#") == std::string::npos && !s.empty() ? s : "\"" + s + "\"";
+}
+
+}  // namespace
+
+const char* sync_kind(const trace::Record& r) {
+  if (std::holds_alternative<trace::EventWait>(r)) return "wait";
+  if (std::holds_alternative<trace::EventSync>(r)) return "event-sync";
+  if (std::holds_alternative<trace::StreamSync>(r)) return "stream-sync";
+  if (std::holds_alternative<trace::DeviceSync>(r)) return "device-sync";
+  return nullptr;
+}
+
+void parse_what_if(const std::string& line, WhatIf& out) {
+  const std::vector<std::string> w = words(line);
+  if (w.empty()) return;
+  std::map<std::string, std::string> kv;
+  for (size_t i = 1; i < w.size(); ++i) {
+    const size_t eq = w[i].find('=');
+    if (eq == std::string::npos || eq == 0) throw WhatIfError(fmt::format("expected key=value, found '{}'", w[i]));
+    const std::string key = w[i].substr(0, eq);
+    if (kv.count(key)) throw WhatIfError(fmt::format("'{}=' given twice", key));
+    kv[key] = w[i].substr(eq + 1);
+  }
+  auto allow = [&](std::initializer_list<const char*> keys) {
+    for (const auto& entry : kv) {
+      const std::string& k = entry.first;
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* a) { return k == a; }))
+        throw WhatIfError(fmt::format("'{}' does not take '{}='", w[0], k));
+    }
+  };
+  auto need = [&](const char* key) -> const std::string& {
+    auto it = kv.find(key);
+    if (it == kv.end()) throw WhatIfError(fmt::format("'{}' needs '{}='", w[0], key));
+    return it->second;
+  };
+  const std::string& verb = w[0];
+  if (verb == "drop") {
+    allow({"rank", "seq", "kind"});
+    if (kv.count("kind")) {
+      if (kv.size() != 1) throw WhatIfError("'drop kind=' takes no other key");
+      if (!kSyncKinds.count(kv["kind"]))
+        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, found '" + kv["kind"] + "'");
+      out.drop_kinds.insert(kv["kind"]);
+    } else {
+      out.drop.insert({static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("seq", need("seq"))});
+    }
+  } else if (verb == "add-wait") {
+    allow({"rank", "after", "before"});
+    AddedWait a{static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("after", need("after")),
+                number("before", need("before"))};
+    if (a.after_seq >= a.before_seq)
+      throw WhatIfError("add-wait: the operation after= must be issued before the one before=");
+    out.add.push_back(a);
+  } else if (verb == "scale") {
+    allow({"stream", "kernel", "factor"});
+    DurationScale s;
+    s.stream = kv.count("stream") ? kv["stream"] : "";
+    s.kernel = kv.count("kernel") ? kv["kernel"] : "";
+    if (s.stream.empty() && s.kernel.empty()) throw WhatIfError("'scale' needs stream= or kernel=");
+    s.factor = factor_of(need("factor"));
+    out.scales.push_back(s);
+  } else if (verb == "minimal-sync") {
+    allow({});
+    out.minimal_sync = true;
+  } else {
+    throw WhatIfError("unknown what-if '" + verb + "' (known: drop, add-wait, scale, minimal-sync)");
+  }
+  out.lines.push_back(line);
+}
+
+std::string format_what_if(const WhatIf& w) {
+  std::ostringstream out;
+  for (const std::string& k : w.drop_kinds) out << "drop kind=" << k << "\n";
+  for (const auto& [rank, seq] : w.drop) out << "drop rank=" << rank << " seq=" << seq << "\n";
+  for (const AddedWait& a : w.add)
+    out << "add-wait rank=" << a.rank << " after=" << a.after_seq << " before=" << a.before_seq << "\n";
+  for (const DurationScale& s : w.scales) {
+    out << "scale";
+    if (!s.stream.empty()) out << " stream=" << quoted(s.stream);
+    if (!s.kernel.empty()) out << " kernel=" << quoted(s.kernel);
+    out << " factor=" << s.factor << "\n";
+  }
+  if (w.minimal_sync) out << "minimal-sync\n";
+  return out.str();
+}
+
+std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w) {
+  std::vector<RankRecords> out;
+  out.reserve(run.size());
+  for (const RankRecords& in : run) {
+    // Added waits of this rank, by the operation they follow / precede.
+    std::map<uint64_t, std::vector<trace::EventId>> record_after;
+    std::map<uint64_t, std::vector<trace::EventId>> wait_before;
+    std::map<uint64_t, trace::StreamId> stream_of;
+    trace::EventId next_event = 1;
+    for (const trace::Record& r : in.records) {
+      if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const trace::OpCommon* op = trace::op_common(r)) stream_of[op->seq] = op->stream;
+    }
+    for (const AddedWait& a : w.add) {
+      if (a.rank != in.rank) continue;
+      if (!stream_of.count(a.after_seq) || !stream_of.count(a.before_seq))
+        throw WhatIfError(fmt::format("add-wait: rank {} has no operation with seq {}", a.rank,
+                                      stream_of.count(a.after_seq) ? a.before_seq : a.after_seq));
+      const trace::EventId e = next_event++;
+      record_after[a.after_seq].push_back(e);
+      wait_before[a.before_seq].push_back(e);
+    }
+    RankRecords edited;
+    edited.rank = in.rank;
+    edited.path = in.path;
+    edited.records.reserve(in.records.size() + 3 * w.add.size());
+    std::vector<std::pair<trace::EventId, trace::StreamId>> pending;  // records due after the current op
+    auto flush = [&] {
+      for (auto [e, s] : pending) {
+        edited.records.push_back(trace::EventCreate{e, 2});
+        edited.records.push_back(trace::EventRecord{0, e, s});
+      }
+      pending.clear();
+    };
+    for (const trace::Record& r : in.records) {
+      // A kernel's Access and Timing records belong to it: the added record comes after them.
+      const bool belongs = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
+                           std::holds_alternative<trace::StringDef>(r);
+      if (!belongs) flush();
+      if (const char* kind = sync_kind(r)) {
+        uint64_t seq = std::visit([](const auto& x) -> uint64_t {
+          if constexpr (requires { x.seq; }) return x.seq;
+          else return 0;
+        }, r);
+        if (w.drop_kinds.count(kind) || w.drop.count({in.rank, seq})) continue;
+      }
+      if (const trace::OpCommon* op = trace::op_common(r)) {
+        if (auto it = wait_before.find(op->seq); it != wait_before.end())
+          for (trace::EventId e : it->second) edited.records.push_back(trace::EventWait{0, op->stream, e});
+        edited.records.push_back(r);
+        if (auto it = record_after.find(op->seq); it != record_after.end())
+          for (trace::EventId e : it->second) pending.push_back({e, op->stream});
+        continue;
+      }
+      edited.records.push_back(r);
+    }
+    flush();
+    out.push_back(std::move(edited));
+  }
+  return out;
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,182 @@
+#include "sync/minimal_sync.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "streamhaz/analysis/sync.h"
+#include "sync/sync_sites.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+using Clock = std::vector<uint32_t>;
+
+void join(Clock& a, const Clock& b) {
+  if (a.size() < b.size()) a.resize(b.size(), 0);
+  for (size_t i = 0; i < b.size(); ++i) a[i] = std::max(a[i], b[i]);
+}
+
+uint32_t at(const Clock& c, size_t i) { return i < c.size() ? c[i] : 0; }
+
+}  // namespace
+
+// A small happens-before pass (stream order, kept event waits and host synchronisations, the
+// waits placed so far). It leaves out collectives and legacy-stream edges, so it may place a
+// wait the full rules would not need, never miss one; the caller re-checks with the engine.
+std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const PairSet& pairs,
+                                   const std::set<std::pair<int, uint64_t>>& dropped) {
+  std::vector<AddedWait> out;
+  for (const RankRecords& rr : run) {
+    std::unordered_map<uint64_t, std::vector<uint64_t>> earlier_of;  // b -> a's
+    for (const auto& [rank, a, b] : pairs)
+      if (rank == rr.rank) earlier_of[b].push_back(a);
+    if (earlier_of.empty()) continue;
+    std::unordered_map<trace::StreamId, size_t> index;
+    std::vector<Clock> clocks;
+    Clock host;
+    std::unordered_map<trace::EventId, Clock> events;
+    struct OpAt {
+      size_t stream;
+      uint32_t tick;
+      Clock after;
+    };
+    std::unordered_map<uint64_t, OpAt> ops;
+    std::unordered_map<uint64_t, bool> device_allocs;  // base -> device or managed
+    auto slot = [&](trace::StreamId s) {
+      auto [it, fresh] = index.try_emplace(s, clocks.size());
+      if (fresh) clocks.emplace_back();
+      return it->second;
+    };
+    for (const trace::Record& r : rr.records) {
+      if (const trace::OpCommon* op = trace::op_common(r)) {
+        const size_t y = slot(op->stream);
+        join(clocks[y], host);
+        if (auto it = earlier_of.find(op->seq); it != earlier_of.end()) {
+          std::map<size_t, uint64_t> latest;  // source stream -> latest uncovered earlier op
+          for (uint64_t a : it->second) {
+            auto o = ops.find(a);
+            if (o == ops.end() || o->second.stream == y) continue;  // host-side, or stream order
+            if (at(clocks[y], o->second.stream) >= o->second.tick) continue;
+            auto& best = latest[o->second.stream];
+            if (!best || ops[best].tick < o->second.tick) best = a;
+          }
+          for (const auto& [x, a] : latest) {
+            out.push_back(AddedWait{rr.rank, a, op->seq});
+            join(clocks[y], ops[a].after);
+          }
+        }
+        Clock& c = clocks[y];
+        if (c.size() <= y) c.resize(y + 1, 0);
+        ++c[y];
+        ops[op->seq] = OpAt{y, c[y], c};
+        continue;
+      }
+      const char* kind = sync_kind(r);
+      const uint64_t seq = std::visit([](const auto& x) -> uint64_t {
+        if constexpr (requires { x.seq; }) return x.seq;
+        else return 0;
+      }, r);
+      if (kind && dropped.count({rr.rank, seq})) continue;
+      if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
+        const size_t y = slot(e->stream);
+        join(clocks[y], host);
+        events[e->event] = clocks[y];
+      } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
+        if (auto it = events.find(w->event); it != events.end()) join(clocks[slot(w->stream)], it->second);
+      } else if (const auto* s = std::get_if<trace::EventSync>(&r)) {
+        if (auto it = events.find(s->event); it != events.end()) join(host, it->second);
+      } else if (const auto* s = std::get_if<trace::StreamSync>(&r)) {
+        join(host, clocks[slot(s->stream)]);
+      } else if (std::holds_alternative<trace::DeviceSync>(r)) {
+        for (const Clock& c : clocks) join(host, c);
+      } else if (const auto* a = std::get_if<trace::Alloc>(&r)) {
+        device_allocs[a->ptr] = a->kind == trace::AllocKind::Device || a->kind == trace::AllocKind::Managed;
+      } else if (const auto* f = std::get_if<trace::Free>(&r)) {
+        // As the engine: cudaFree of a traced device allocation waits for the device.
+        auto it = device_allocs.find(f->ptr);
+        if (it != device_allocs.end() && it->second &&
+            (f->kind == trace::AllocKind::Device || f->kind == trace::AllocKind::Managed))
+          for (const Clock& c : clocks) join(host, c);
+        if (it != device_allocs.end()) device_allocs.erase(it);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
+                                        const PairSet& pairs,
+                                        const std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>& first_byte) {
+  struct Pattern {
+    uint64_t count = 0;
+    std::set<int> ranks;
+    std::set<std::string> buffers;
+  };
+  std::map<std::string, Pattern> patterns;
+  std::vector<std::string> order;
+  for (const RankRecords& rr : run) {
+    std::unordered_map<trace::StringId, std::string> strings;
+    std::unordered_map<trace::StreamId, std::string> streams;
+    std::unordered_map<uint64_t, const trace::Record*> ops;
+    std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> names;  // [lo, hi) -> buffer
+    for (const trace::Record& r : rr.records) {
+      if (const auto* s = std::get_if<trace::StringDef>(&r)) strings[s->id] = s->text;
+      if (const auto* n = std::get_if<trace::StreamName>(&r)) streams[n->stream] = strings[n->name];
+      if (const auto* b = std::get_if<trace::BufferName>(&r)) names.push_back({{b->ptr, b->ptr + b->bytes}, strings[b->name]});
+      if (const trace::OpCommon* op = trace::op_common(r)) ops[op->seq] = &r;
+    }
+    auto stream = [&](trace::StreamId s) {
+      return streams.count(s) && !streams[s].empty() ? streams[s] : fmt::format("stream {}", s);
+    };
+    auto label = [&](uint64_t seq) {
+      const trace::Record& r = *ops.at(seq);
+      const trace::OpCommon* op = trace::op_common(r);
+      std::string l;
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) l = "kernel " + strings[k->name];
+      else if (const auto* m = std::get_if<trace::Memcpy>(&r)) l = fmt::format("memcpy {}", trace::to_string(m->kind));
+      else if (std::holds_alternative<trace::Memset>(r)) l = "memset";
+      else if (const auto* n = std::get_if<trace::Nccl>(&r)) l = trace::to_string(n->kind);
+      else l = "operation";
+      if (op->nvtx && !strings[op->nvtx].empty()) l += fmt::format(" (NVTX {})", strings[op->nvtx]);
+      return l;
+    };
+    for (const AddedWait& w : waits) {
+      if (w.rank != rr.rank || !ops.count(w.after_seq) || !ops.count(w.before_seq)) continue;
+      const std::string text =
+          fmt::format("record an event on {} after {}; make {} wait for it before {}",
+                      stream(trace::op_common(*ops[w.after_seq])->stream), label(w.after_seq),
+                      stream(trace::op_common(*ops[w.before_seq])->stream), label(w.before_seq));
+      auto [it, fresh] = patterns.try_emplace(text);
+      if (fresh) order.push_back(text);
+      ++it->second.count;
+      it->second.ranks.insert(rr.rank);
+      // The buffers of the pairs this wait orders (those ending at its later operation).
+      for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p) {
+        if (std::get<2>(*p) != w.before_seq) continue;
+        auto fb = first_byte.find(*p);
+        std::string buffer = "memory a kernel without footprint may touch";
+        if (fb != first_byte.end() && fb->second != 0)
+          for (const auto& [range, name] : names)
+            if (fb->second >= range.first && fb->second < range.second) buffer = name;
+        if (fb != first_byte.end() && fb->second != 0 && buffer.rfind("memory a kernel", 0) == 0)
+          buffer = "an unnamed buffer";
+        it->second.buffers.insert(buffer);
+      }
+    }
+  }
+  std::vector<std::string> lines;
+  for (const std::string& text : order) {
+    const Pattern& p = patterns[text];
+    std::string ranks;
+    for (int r : p.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    std::string buffers;
+    for (const std::string& b : p.buffers) buffers += (buffers.empty() ? "" : ", ") + b;
+    lines.push_back(fmt::format("{} ({} time{}, rank{} {}; orders {})", text, p.count, p.count == 1 ? "" : "s",
+                                p.ranks.size() == 1 ? "" : "s", ranks, buffers.empty() ? "-" : buffers));
+  }
+  return lines;
+}
+
+}  // namespace streamhaz::analysis

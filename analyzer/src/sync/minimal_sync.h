@@ -1,0 +1,27 @@
+// The minimal synchronisation: given the conflicting pairs a run must keep ordered, the
+// fewest event waits (recorded right after the last earlier operation a wait must cover,
+// waited on right before the first later operation that needs it) that order them all,
+// with the rest of the run's ordering (kept synchronisations, stream order) counted.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/replay.h"
+#include "sync/pair_check.h"
+
+namespace streamhaz::analysis {
+
+// `dropped`: the synchronisations the waits replace (rank, seq). Returns the added waits.
+std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const PairSet& pairs,
+                                   const std::set<std::pair<int, uint64_t>>& dropped);
+
+// Advice lines for people, folded by pattern: which stream records after which operation,
+// which stream waits before which one, and for which buffers.
+std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
+                                        const PairSet& pairs,
+                                        const std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>& first_byte);
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,366 @@
+// The over-synchronisation pass (docs/sync-and-replay.md, "Verdicts"). Every wait and host
+// synchronisation is dropped in turn and the race check is run again: a synchronisation
+// protects what becomes unordered without it. Costs come from the replay.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "streamhaz/analysis/sync.h"
+#include "sync/minimal_sync.h"
+#include "sync/pair_check.h"
+#include "sync/sync_sites.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min() / 4;
+
+std::string us(int64_t ns) { return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1000.0); }
+
+std::string signed_pct(int64_t value, int64_t base) {
+  if (base <= 0) return "n/a";
+  return fmt::format("{:+.1f} %", 100.0 * static_cast<double>(value - base) / static_cast<double>(base));
+}
+
+// Idle time of a rank's GPU work within [a, b): the window minus the union of the intervals.
+int64_t idle_within(const std::vector<std::pair<int64_t, int64_t>>& sorted, int64_t a, int64_t b) {
+  if (b <= a) return 0;
+  int64_t covered = 0, cursor = a;
+  for (const auto& [s, e] : sorted) {
+    if (s >= b) break;
+    if (e <= cursor) continue;
+    covered += std::min(e, b) - std::max(s, cursor);
+    cursor = std::min(e, b);
+    if (cursor >= b) break;
+  }
+  return (b - a) - covered;
+}
+
+// The stall a synchronisation caused in the captured run: how long it held up the next
+// operation it orders. Waits: the waiting stream's idle time until the event completed (not
+// counting time it waited for its own work or the host). Host synchronisations: how much
+// later the next operation started than its GPU-side readiness and the call allowed, i.e.
+// the GPU time lost to the blocked host (the host's own idle time costs nothing).
+int64_t measured_stall(const SyncSite& site, const Schedule& m,
+                       const std::vector<std::vector<std::pair<int64_t, int64_t>>>& busy) {
+  const auto& syncs = m.syncs[site.rank_index];
+  auto st = syncs.find(site.seq);
+  if (st == syncs.end() || !site.next_op) return 0;
+  auto next = m.ops[site.rank_index].find(site.next_op);
+  if (next == m.ops[site.rank_index].end()) return 0;
+  if (!site.host) {
+    if (st->second.done == kNoTime) return 0;
+    return std::max<int64_t>(0, std::min(next->second.start, st->second.done) -
+                                    std::max(st->second.stream_tail, next->second.issue));
+  }
+  (void)busy;
+  return std::max<int64_t>(0, next->second.start - std::max(next->second.ready, st->second.issue));
+}
+
+bool in_windows(const std::vector<std::pair<int64_t, int64_t>>& windows, int64_t t) {
+  return std::any_of(windows.begin(), windows.end(), [&](const auto& w) { return t >= w.first && t <= w.second; });
+}
+
+const char* verdict_text(const std::string& v) {
+  if (v == "redundant") return "orders no conflicting pair that nothing else orders";
+  if (v == "protects") return "orders conflicting pairs nothing else orders";
+  if (v == "may-protect") return "may order kernels without footprint (or work past the analysed window) that nothing else orders";
+  if (v == "host-read") return "the host's wait for a copy to host memory it may read";
+  return "";
+}
+
+struct Group {
+  std::vector<const SyncSite*> sites;
+  std::string verdict;
+  PairSet protected_pairs;
+  uint64_t pairs = 0;
+  std::set<std::pair<int, uint64_t>> unfootprinted;
+};
+
+}  // namespace
+
+WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string>* advice) {
+  const RunVariants v = make_variants(run, false);
+  const VariantPairs base = variant_pairs(v, nullptr);
+  WhatIf w;
+  for (const SyncSite& s : find_sync_sites(run))
+    if (!s.host_read) w.drop.insert({s.rank, s.seq});
+  std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;
+  PairSet need_real, need;
+  new_variant_pairs(variant_pairs(v, &w, &first_byte), base, need_real, need);
+  w.add = place_waits(run, need, w.drop);
+  // The engine has the last word: pairs the small pass thought ordered get a wait of their own.
+  for (int round = 0; round < 2; ++round) {
+    PairSet left_real, left;
+    new_variant_pairs(variant_pairs(v, &w), base, left_real, left);
+    if (left.empty()) break;
+    for (const auto& [rank, a, b] : left)
+      if (a < b) w.add.push_back(AddedWait{rank, a, b});
+    std::sort(w.add.begin(), w.add.end());
+    w.add.erase(std::unique(w.add.begin(), w.add.end()), w.add.end());
+  }
+  if (advice) *advice = describe_waits(run, w.add, need, first_byte);
+  w.lines.push_back("minimal-sync");
+  return w;
+}
+
+SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions&,
+                        const SyncOptions& opt, std::vector<Finding>* races) {
+  SyncReport rep;
+  bool cut = false;
+  std::vector<RankRecords> run = load_run(trace_files, opt.window_records, &cut);
+  for (RankRecords& r : run) {
+    uint64_t syncs = 0;
+    for (size_t i = 0; i < r.records.size(); ++i)
+      if (sync_kind(r.records[i]) && ++syncs > opt.window_syncs) {
+        r.records.resize(i);
+        cut = true;
+        break;
+      }
+  }
+  if (cut)
+    rep.warnings.push_back(fmt::format(
+        "over-synchronisation: judged within the first {} records and {} synchronisations of each trace "
+        "(--sync-window, --sync-window-syncs)",
+        opt.window_records, opt.window_syncs));
+  std::unique_ptr<Replayer> replay;
+  try {
+    replay = std::make_unique<Replayer>(run, opt.replay);
+  } catch (const WhatIfError& e) {
+    rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
+  }
+  const RunVariants variants = make_variants(run, cut);
+  const VariantPairs base = variant_pairs(variants, nullptr);
+  const std::vector<SyncSite> sites = find_sync_sites(run);
+  const trace::FootprintTier tier = weakest_tier(run);
+  rep.ran = true;
+
+  // Verdict of every instance.
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::vector<std::pair<std::string, std::string>> order;
+  // Group testing: dropping a set of synchronisations that orders nothing new (in any variant)
+  // clears every member at once, since dropping fewer removes fewer edges; a set that does
+  // orders something is split until single synchronisations are judged.
+  std::vector<std::string> verdicts(sites.size());
+  std::vector<PairSet> protected_by(sites.size());
+  std::vector<uint64_t> real_count(sites.size(), 0);
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (sites[i].host && sites[i].host_read) verdicts[i] = "host-read";
+    else candidates.push_back(i);
+  }
+  std::function<void(size_t, size_t)> judge = [&](size_t lo, size_t hi) {
+    if (lo >= hi) return;
+    WhatIf w;
+    for (size_t k = lo; k < hi; ++k) w.drop.insert({sites[candidates[k]].rank, sites[candidates[k]].seq});
+    PairSet real, all;
+    new_variant_pairs(variant_pairs(variants, &w), base, real, all);
+    if (all.empty()) {
+      for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = "redundant";
+      return;
+    }
+    if (hi - lo == 1) {
+      const size_t i = candidates[lo];
+      verdicts[i] = !real.empty() ? "protects" : "may-protect";
+      real_count[i] = real.size();
+      protected_by[i] = std::move(all);
+      return;
+    }
+    judge(lo, lo + (hi - lo) / 2);
+    judge(lo + (hi - lo) / 2, hi);
+  };
+  judge(0, candidates.size());
+
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const SyncSite& s = sites[i];
+    const std::string& verdict = verdicts[i];
+    const auto gk = std::make_pair(s.key, verdict);
+    auto [it, fresh] = groups.try_emplace(gk);
+    if (fresh) order.push_back(gk);
+    Group& g = it->second;
+    g.verdict = verdict;
+    g.sites.push_back(&s);
+    g.pairs += real_count[i];
+    for (const auto& [rank, a, b] : protected_by[i]) {
+      for (uint64_t seq : {a, b})
+        if (variants.unfootprinted.count({rank, seq})) g.unfootprinted.insert({rank, seq});
+    }
+    g.protected_pairs.insert(protected_by[i].begin(), protected_by[i].end());
+  }
+
+  // Costs.
+  Schedule base_schedule;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(run.size());
+  if (replay) {
+    base_schedule = replay->run_unchanged();
+    const Schedule& m = replay->measured();
+    for (size_t ri = 0; ri < run.size(); ++ri) {
+      for (const auto& [seq, t] : m.ops[ri]) busy[ri].push_back({t.start, t.end});
+      std::sort(busy[ri].begin(), busy[ri].end());
+    }
+    rep.step_ns = m.step_ns;
+  }
+  for (const auto& gk : order) {
+    Group& g = groups[gk];
+    const SyncSite& first = *g.sites.front();
+    SyncVerdict v;
+    v.key = gk.first;
+    v.what = first.what;
+    v.where = first.where;
+    v.verdict = g.verdict;
+    v.instances = g.sites.size();
+    v.pairs = g.pairs;
+    v.unfootprinted = g.unfootprinted.size();
+    std::set<int> ranks;
+    for (const SyncSite* s : g.sites) ranks.insert(s->rank);
+    if (replay) {
+      const Schedule& m = replay->measured();
+      std::vector<int64_t> per_rank(run.size(), 0);
+      for (const SyncSite* s : g.sites) {
+        const int64_t stall = measured_stall(*s, m, busy);
+        auto next = m.ops[s->rank_index].find(s->next_op);
+        const int64_t when = next != m.ops[s->rank_index].end() ? next->second.start : 0;
+        if (in_windows(m.step_windows[s->rank_index], when)) per_rank[s->rank_index] += stall;
+      }
+      for (size_t ri = 0; ri < run.size(); ++ri) {
+        const size_t steps = std::max<size_t>(1, m.step_windows[ri].size());
+        v.stall_ns_per_step = std::max(v.stall_ns_per_step, per_rank[ri] / static_cast<int64_t>(steps));
+      }
+      v.step_ns = base_schedule.step_ns;
+      WhatIf w;
+      for (const SyncSite* s : g.sites) w.drop.insert({s->rank, s->seq});
+      if (g.verdict == "redundant") {
+        v.step_without_ns = replay->run(apply_edits(run, w)).step_ns;
+        v.finding = v.stall_ns_per_step >= static_cast<int64_t>(opt.min_cost * static_cast<double>(v.step_ns));
+      } else if (g.verdict == "protects" || g.verdict == "may-protect") {
+        // Stronger than needed? Replace it by the minimal waits for what it protects.
+        w.add = place_waits(run, g.protected_pairs, w.drop);
+        PairSet left_real, left;
+        new_variant_pairs(variant_pairs(variants, &w), base, left_real, left);
+        const bool sound = left.empty();
+        if (sound) {
+          v.replaced = true;
+          v.step_without_ns = replay->run(apply_edits(run, w)).step_ns;
+          v.finding = v.step_ns - v.step_without_ns >=
+                      static_cast<int64_t>(opt.min_cost * static_cast<double>(v.step_ns));
+        }
+      }
+    }
+    if (v.finding) {
+      Finding f;
+      f.kind = FindingKind::OverSync;
+      const bool stronger = g.verdict != "redundant";
+      f.key = v.key + (stronger ? "|stronger than needed" : "|redundant");
+      f.title = stronger ? fmt::format("{} is stronger than needed", v.what)
+                         : fmt::format("{} protects nothing", v.what);
+      f.first = first.prev_ref;
+      f.second = first.next_ref;
+      if (replay) {
+        const Schedule& m = replay->measured();
+        for (OpRef* op : {&f.first, &f.second}) {
+          auto it = m.ops[first.rank_index].find(op->seq);
+          if (op->seq && it != m.ops[first.rank_index].end()) {
+            op->start_ns = static_cast<uint64_t>(std::max<int64_t>(0, it->second.start));
+            op->end_ns = static_cast<uint64_t>(std::max<int64_t>(0, it->second.end));
+          }
+        }
+      }
+      f.first.role = f.second.role = trace::AccessMode::Read;
+      if (stronger) {
+        WhatIf w;
+        for (const SyncSite* s : g.sites) w.drop.insert({s->rank, s->seq});
+        w.add = place_waits(run, g.protected_pairs, w.drop);
+        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;
+        WhatIf dropped;
+        dropped.drop = w.drop;
+        variant_pairs(variants, &dropped, &first_byte);
+        std::string lines;
+        for (const std::string& l : describe_waits(run, w.add, g.protected_pairs, first_byte))
+          lines += (lines.empty() ? "" : "; ") + l;
+        f.missing_order = "replace it by event waits: " + lines;
+      } else {
+        f.missing_order = fmt::format("remove it: {} orders the same pairs", "the rest of the synchronisation");
+      }
+      f.occurrences = v.instances;
+      f.ranks.assign(ranks.begin(), ranks.end());
+      f.tier = tier;
+      f.exact = true;
+      f.detail = fmt::format(
+          "{} {}; {}; stalled {} per step in the captured run ({:.1f} % of the {} step); the replay predicts a step "
+          "of {} {} ({}); verdict on {}-tier footprints{}",
+          v.what, v.where, verdict_text(g.verdict), us(v.stall_ns_per_step),
+          v.step_ns ? 100.0 * static_cast<double>(v.stall_ns_per_step) / static_cast<double>(v.step_ns) : 0.0,
+          us(v.step_ns), us(v.step_without_ns), stronger ? "with the minimal waits instead" : "without it",
+          signed_pct(v.step_without_ns, v.step_ns), trace::to_string(tier),
+          variants.unfootprinted.empty()
+              ? ""
+              : fmt::format(", kernels without footprint taken to touch all memory ({} of them ordered by it)",
+                            v.unfootprinted));
+      rep.findings.push_back(std::move(f));
+    } else {
+      std::string cost;
+      if (replay && v.step_without_ns)
+        cost = fmt::format("; stall {} per step, step {} {} ({})", us(v.stall_ns_per_step), v.replaced ? "with minimal waits" : "without it",
+                           us(v.step_without_ns), signed_pct(v.step_without_ns, v.step_ns));
+      else if (replay)
+        cost = fmt::format("; stall {} per step", us(v.stall_ns_per_step));
+      std::string extra;
+      if (g.verdict == "may-protect") extra = fmt::format(" ({} kernel(s) without footprint)", v.unfootprinted);
+      if (g.verdict == "protects") extra = fmt::format(" ({} pair(s))", v.pairs);
+      rep.notes.push_back(fmt::format("{} {} [{}x, {}{}]: {}{}{}", v.what, v.where, v.instances,
+                                      ranks.size() == 1 ? "rank " : "ranks ",
+                                      fmt::format("{}", fmt::join(ranks, ", ")), verdict_text(g.verdict), extra, cost));
+    }
+    rep.verdicts.push_back(std::move(v));
+  }
+
+  // The minimal synchronisation of the whole run.
+  rep.minimal = minimal_sync(run, &rep.advice);
+  if (replay) rep.minimal_step_ns = replay->run(apply_edits(run, rep.minimal)).step_ns;
+
+  // Manifestation: the slowdown of the earlier operation's stream under which a race's later
+  // operation starts before the earlier one ends in the replay.
+  if (races && replay) {
+    for (Finding& f : *races) {
+      if (f.kind != FindingKind::Race || f.second.on_host || f.first.on_host) continue;
+      size_t ri = run.size();
+      for (size_t i = 0; i < run.size(); ++i)
+        if (run[i].rank == f.first.rank) ri = i;
+      if (ri == run.size()) continue;
+      auto overlap = [&](double factor) {
+        const Schedule s = factor == 1.0 ? base_schedule
+                                         : replay->run(run, {DurationScale{f.first.stream_name, "", factor}});
+        auto a = s.ops[ri].find(f.first.seq), b = s.ops[ri].find(f.second.seq);
+        if (a == s.ops[ri].end() || b == s.ops[ri].end()) return false;
+        // The later operation starts before the earlier one has ended: they overlap, or run
+        // the other way round; either way the bytes are no longer accessed in issue order.
+        return b->second.start < a->second.end;
+      };
+      std::string text;
+      if (overlap(1.0)) {
+        text = "in the replay of the captured run the later operation already starts before the earlier one ends";
+      } else if (!overlap(64.0)) {
+        text = fmt::format("the replay keeps the two operations in issue order even with {} 64x slower",
+                           f.first.stream_name);
+      } else {
+        double lo = 1.0, hi = 64.0;
+        for (int i = 0; i < 20 && hi - lo > 0.005; ++i) {
+          const double mid = (lo + hi) / 2;
+          (overlap(mid) ? hi : lo) = mid;
+        }
+        text = fmt::format("manifests once {} runs {:.2f}x slower (replay: the later operation then starts before "
+                           "the earlier one ends)",
+                           f.first.stream_name, hi);
+      }
+      f.detail = f.detail.empty() ? text : f.detail + "; " + text;
+    }
+  }
+  return rep;
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,52 @@
+// Conflicting pairs of an edited run, through the race check itself: the engine's unordered
+// pairs, one by one. Two variants of a run are checked: as traced, and with every kernel that
+// has no footprint (or only pointer-tier accesses) made to read and write all memory, which
+// is what such a kernel may do.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "streamhaz/analysis/analyze.h"
+
+namespace streamhaz::analysis {
+
+using PairSet = std::set<std::tuple<int, uint64_t, uint64_t>>;  // rank, earlier seq, later seq
+
+struct RunVariants {
+  std::vector<RankRecords> real;
+  std::vector<RankRecords> touch_all;   // such kernels read and write all memory
+  // ...and here only read it: a write replaces the last writer in shadow memory, so an
+  // earlier operation behind an unordered touch-all write is no longer paired; reads are not.
+  std::vector<RankRecords> touch_read;
+  // Per rank: seqs of kernels that touch all memory in touch_all (no footprint, pointer tier,
+  // or a fence standing for the work after a cut-off window).
+  std::set<std::pair<int, uint64_t>> unfootprinted;
+  std::set<std::pair<int, uint64_t>> fences;
+};
+
+// `fences`: the run was cut off; a touch-all kernel at the end of every stream stands for the
+// work that follows, so that a synchronisation whose effect outlives the window is kept.
+RunVariants make_variants(const std::vector<RankRecords>& run, bool fences);
+
+// `first_byte`, when given, gets the first conflicting byte of every pair.
+PairSet unordered_pairs(const std::vector<RankRecords>& run,
+                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
+                        const std::set<std::pair<int, uint64_t>>* skip = nullptr);
+
+// Pairs of `now` that `base` does not have.
+PairSet new_pairs(const PairSet& now, const PairSet& base);
+
+// The unordered pairs of all three variants of a run (each edited by `w`, when given).
+struct VariantPairs {
+  PairSet real, touch_all, touch_read;
+};
+VariantPairs variant_pairs(const RunVariants& v, const struct WhatIf* w,
+                           std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr);
+// What `now` has beyond `base`, over the three variants: real pairs, and all pairs.
+void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all);
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,36 @@
+// The synchronisations of a run the over-synchronisation pass judges: cross-stream event
+// waits and host synchronisations (event, stream, device), each with a stable key, the
+// operations around it, and whether it is the host's only wait for a write to host memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/finding.h"
+
+namespace streamhaz::analysis {
+
+struct SyncSite {
+  size_t rank_index = 0;
+  int rank = 0;
+  uint64_t seq = 0;
+  std::string kind;           // wait, event-sync, stream-sync, device-sync
+  bool host = false;          // blocks the host (not a stream)
+  trace::StreamId waiter = 0; // waits: the waiting stream
+  std::string key, what, where;
+  uint64_t prev_op = 0;       // last operation before it on the waiting (or synchronised) stream
+  uint64_t next_op = 0;       // first operation after it on the waiting stream (host: on any stream)
+  OpRef prev_ref, next_ref;
+  // Host synchronisations: an operation it newly waits for writes host memory, which the
+  // program may read afterwards (host reads are not traced).
+  bool host_read = false;
+};
+
+std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run);
+
+// The weakest footprint tier among the operations with a footprint (API for copies and NCCL).
+trace::FootprintTier weakest_tier(const std::vector<RankRecords>& run);
+
+}  // namespace streamhaz::analysis

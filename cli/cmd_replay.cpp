@@ -1,0 +1,149 @@
+// `streamhaz replay TRACE... [--what-if SPEC]...`: replays a traced run from its own GPU
+// times and predicts the step time of an edited one (docs/sync-and-replay.md).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "streamhaz/analysis/replay.h"
+#include "streamhaz/analysis/sync.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::cli {
+namespace {
+
+struct ReplayCliOptions {
+  std::vector<std::string> traces;
+  std::vector<std::string> what_ifs;
+  std::string step_range = "step";
+  double host_gap_us = 10;
+};
+
+std::string ms(int64_t ns) { return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1000.0); }
+
+std::string pct(int64_t v, int64_t base) {
+  return base > 0 ? fmt::format("{:+.2f} %", 100.0 * static_cast<double>(v - base) / static_cast<double>(base))
+                  : std::string("n/a");
+}
+
+// --what-if takes one line, or @FILE for a spec file (one what-if per line).
+analysis::WhatIf read_what_ifs(const std::vector<std::string>& args) {
+  analysis::WhatIf w;
+  for (const std::string& a : args) {
+    if (!a.empty() && a[0] == '@') {
+      std::ifstream in(a.substr(1));
+      if (!in) throw analysis::WhatIfError("cannot read what-if file " + a.substr(1));
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        try {
+          analysis::parse_what_if(line, w);
+        } catch (const analysis::WhatIfError& e) {
+          throw analysis::WhatIfError(fmt::format("{}:{}: {}", a.substr(1), n, e.what()));
+        }
+      }
+    } else {
+      analysis::parse_what_if(a, w);
+    }
+  }
+  return w;
+}
+
+int run_replay(const ReplayCliOptions& o) {
+  analysis::WhatIf w;
+  try {
+    w = read_what_ifs(o.what_ifs);
+  } catch (const analysis::WhatIfError& e) {
+    std::cerr << "streamhaz replay: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
+  const std::vector<analysis::RankRecords> run = analysis::load_run(files);
+  analysis::ReplayOptions options;
+  options.step_range = o.step_range;
+  options.host_gap_threshold_ns = static_cast<int64_t>(o.host_gap_us * 1000);
+  std::unique_ptr<analysis::Replayer> replay;
+  try {
+    replay = std::make_unique<analysis::Replayer>(run, options);
+  } catch (const analysis::WhatIfError& e) {
+    std::cerr << "streamhaz replay: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const analysis::Schedule& measured = replay->measured();
+  const analysis::Schedule unchanged = replay->run_unchanged();
+  std::cout << fmt::format("replay of {} trace(s)\n", files.size());
+  std::cout << fmt::format("  measured step:      {}", ms(measured.step_ns));
+  for (size_t i = 0; i < run.size(); ++i)
+    std::cout << fmt::format("{}rank {} {}", i ? ", " : " (", run[i].rank, ms(measured.rank_step_ns[i]));
+  std::cout << ")\n";
+  std::cout << fmt::format("  replayed unchanged: {} ({} against measured)\n", ms(unchanged.step_ns),
+                           pct(unchanged.step_ns, measured.step_ns));
+  if (!w.empty()) {
+    std::vector<std::string> advice;
+    if (w.minimal_sync) {
+      const analysis::WhatIf m = analysis::minimal_sync(run, &advice);
+      w.drop.insert(m.drop.begin(), m.drop.end());
+      w.add.insert(w.add.end(), m.add.begin(), m.add.end());
+    }
+    std::vector<analysis::RankRecords> edited;
+    try {
+      edited = analysis::apply_edits(run, w);
+    } catch (const analysis::WhatIfError& e) {
+      std::cerr << "streamhaz replay: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    const analysis::Schedule s = replay->run(edited, w.scales);
+    std::cout << fmt::format("  what-if:            {} ({} against the unchanged replay)\n", ms(s.step_ns),
+                             pct(s.step_ns, unchanged.step_ns));
+    for (size_t i = 0; i < run.size(); ++i)
+      std::cout << fmt::format("    rank {}: {}\n", run[i].rank, ms(s.rank_step_ns[i]));
+    for (const std::string& line : w.lines) std::cout << "    given: " << line << "\n";
+    if (w.minimal_sync)
+      for (const std::string& a : advice) std::cout << "    minimal sync: " << a << "\n";
+    // Does the edited run race where the captured one did not?
+    analysis::AnalysisOptions ao;
+    ao.backfill_timings = false;
+    const auto before = analysis::analyze_records(run, ao);
+    const auto after = analysis::analyze_records(edited, ao);
+    uint64_t n_before = 0, n_after = 0;
+    for (const auto& f : before.findings) n_before += f.occurrences;
+    for (const auto& f : after.findings) n_after += f.occurrences;
+    std::cout << fmt::format("  race check of the what-if: {} race occurrence(s), {} in the captured run\n",
+                             n_after, n_before);
+  }
+  for (const std::string& n : replay->notes()) std::cout << "note: " << n << "\n";
+  return kExitClean;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("replay",
+                                 "Replay a traced run from its GPU times and predict the step time of a what-if");
+  auto o = std::make_shared<ReplayCliOptions>();
+  cmd->add_option("traces", o->traces, "Trace files, or folders of per-rank *.shz files")
+      ->type_name("TRACE")
+      ->required();
+  cmd->add_option("--what-if", o->what_ifs,
+                  "An edit (repeatable, all applied together), or @FILE of them: 'drop rank=R seq=S', "
+                  "'drop kind=wait|event-sync|stream-sync|device-sync', 'add-wait rank=R after=S1 before=S2', "
+                  "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync'")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
+  cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step")->capture_default_str();
+  cmd->add_option("--host-gap-threshold-us", o->host_gap_us,
+                  "An unexplained delay longer than this, with the GPU idle, is taken as host time")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  streamhaz replay traces/race-2gpu --what-if 'scale stream=\"reduction stream\" factor=1.4'\n"
+      "  streamhaz replay traces/device-2gpu --what-if 'drop kind=device-sync'\n"
+      "  streamhaz check traces/serialize-2gpu --minimal-sync min.spec; streamhaz replay traces/serialize-2gpu "
+      "--what-if @min.spec\n"
+      "Exit status: 0, or 2 for a usage error or an unreadable trace.");
+  cmd->callback([o, &exit_code] { exit_code = run_replay(*o); });
+}
+
+}  // namespace streamhaz::cli

@@ -1,0 +1,165 @@
+// Over-synchronisation verdicts and the minimal synchronisation on synthetic runs whose
+// kernels carry annotation-tier footprints, so every conflicting pair is known.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "scenario.h"
+#include "streamhaz/analysis/sync.h"
+
+namespace streamhaz::testing {
+namespace {
+
+using analysis::FindingKind;
+using analysis::SyncReport;
+
+SyncReport sync_report(const TraceBuilder& run, std::vector<Finding>* races = nullptr) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  SyncReport rep = analysis::analyze_sync(expand_trace_paths({dir.string()}), {}, {}, races);
+  std::filesystem::remove_all(dir);
+  return rep;
+}
+
+std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
+  std::filesystem::remove_all(dir);
+  return records;
+}
+
+// The reduction stream writes X, then Y; the compute stream waits for each and then reads X,
+// then reads Z (`last_footprint` false: the last kernel has no footprint at all).
+TraceBuilder two_waits(bool last_footprint) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X"), y = r0.alloc(4096, "Y"), z = r0.alloc(4096, "Z");
+  const EventId e1 = r0.event(), e2 = r0.event();
+  r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+  r0.record(e1, r);
+  r0.wait(c, e1);  // needed: orders write_x before read_x
+  r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+  r0.kernel(r, "write_y", {writes(y, 4096)}, 100);
+  r0.record(e2, r);
+  r0.wait(c, e2);  // nothing on the compute stream touches Y afterwards
+  if (last_footprint) r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
+  else r0.kernel(c, "read_z", {}, 10);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("oversync: a wait that orders no conflicting pair and stalls is a finding", "[oversync]") {
+  const SyncReport rep = sync_report(two_waits(true));
+  REQUIRE(rep.findings.size() == 1);
+  const Finding& f = rep.findings[0];
+  CHECK(f.kind == FindingKind::OverSync);
+  CHECK(f.title.find("protects nothing") != std::string::npos);
+  CHECK(f.second.name == "read_z");
+  CHECK(f.tier == FootprintTier::Annotation);
+  // The compute stream idled from 118 to 208 µs; without the wait the run ends at 208 µs, 10 µs
+  // earlier (read_z runs at 118..128 instead of 208..218).
+  CHECK(f.detail.find("stalled 90.0 µs") != std::string::npos);
+  CHECK(f.detail.find("step of 200.0 µs without it") != std::string::npos);
+  // The needed wait is named as such and is no finding.
+  bool protects = false;
+  for (const auto& v : rep.verdicts) protects |= v.verdict == "protects";
+  CHECK(protects);
+}
+
+TEST_CASE("oversync: a wait that may order a kernel without footprint is not called redundant", "[oversync]") {
+  const SyncReport rep = sync_report(two_waits(false));
+  CHECK(rep.findings.empty());
+  bool noted = false;
+  for (const std::string& n : rep.notes) noted |= n.find("1 kernel(s) without footprint") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("oversync: removing a finding never makes a race (the race check reruns without it)", "[oversync]") {
+  const auto records = load(two_waits(true));
+  const SyncReport rep = sync_report(two_waits(true));
+  REQUIRE(rep.findings.size() == 1);
+  analysis::WhatIf w;
+  for (const auto& v : rep.verdicts)
+    if (v.finding) analysis::parse_what_if("drop rank=0 seq=" + std::to_string(rep.findings[0].second.seq - 1), w);
+  const auto result = analysis::analyze_records(analysis::apply_edits(records, w));
+  CHECK(result.findings.empty());
+}
+
+// The IPG bucket, serialised as DeepSpeed #5606 does: at each flush the reduction stream
+// waits for the compute stream and the compute stream for the whole reduction stream.
+TraceBuilder ipg_serialize(int buffers, int flushes) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute stream"), r = r0.stream("reduction stream");
+  std::vector<uint64_t> ipg;
+  for (int i = 0; i < buffers; ++i) ipg.push_back(r0.alloc(4096, "ipg_buffer[" + std::to_string(i) + "]"));
+  const uint64_t grads = r0.alloc(4096, "grads");
+  const EventId ready = r0.event(), done = r0.event();
+  for (int k = 0; k < flushes; ++k) {
+    const uint64_t b = ipg[static_cast<size_t>(k % buffers)];
+    r0.kernel(c, "backward", {writes(grads, 4096)}, 50);
+    r0.memcpy(c, b, grads, 4096, MemcpyKind::DeviceToDevice, 5);
+    r0.record(ready, c);
+    r0.wait(r, ready);
+    r0.record(done, r);
+    r0.wait(c, done);
+    r0.all_reduce(r, b, b, 1024, TraceBuilder::comm(), 100);
+  }
+  // Work after the last flush that needs no reduction: the serialised wait holds it up.
+  r0.kernel(c, "optimizer", {writes(r0.alloc(4096, "params"), 4096)}, 250);
+  return run;
+}
+
+TEST_CASE("minimal sync: one event per IPG buffer, after its last read, before its next write", "[oversync]") {
+  const auto records = load(ipg_serialize(2, 4));
+  std::vector<std::string> advice;
+  const analysis::WhatIf w = analysis::minimal_sync(records, &advice);
+  // Seqs in issue order: per flush backward, memcpy, (record, wait, record, wait), all-reduce.
+  std::map<uint64_t, std::string> what;
+  for (const trace::Record& r : records[0].records) {
+    if (const auto* m = std::get_if<trace::Memcpy>(&r)) what[m->op.seq] = "memcpy";
+    if (const auto* n = std::get_if<trace::Nccl>(&r)) what[n->op.seq] = "allreduce";
+    if (const auto* k = std::get_if<trace::Kernel>(&r)) what[k->op.seq] = "kernel";
+  }
+  int reduction_waits = 0, reuse_waits = 0;
+  for (const analysis::AddedWait& a : w.add) {
+    if (what[a.after_seq] == "memcpy" && what[a.before_seq] == "allreduce") ++reduction_waits;
+    if (what[a.after_seq] == "allreduce" && what[a.before_seq] == "memcpy") ++reuse_waits;
+  }
+  CHECK(reduction_waits == 4);          // each bucket's copy before its all-reduce
+  CHECK(reuse_waits == 2);              // flushes 2 and 3 reuse buffers 0 and 1
+  CHECK(w.add.size() == 6);
+  bool per_buffer = false;
+  for (const std::string& a : advice)
+    per_buffer |= a.find("record an event on reduction stream after ncclAllReduce; make compute stream wait for it "
+                         "before memcpy DtoD (2 times, rank 0; orders ipg_buffer[0], ipg_buffer[1])") == 0;
+  CHECK(per_buffer);
+  // The serialised run's compute-side waits are stronger than needed: the minimal one is cheaper.
+  const analysis::Replayer replay(records);
+  CHECK(replay.run(analysis::apply_edits(records, w)).step_ns < replay.run_unchanged().step_ns);
+  // And it orders every pair the serialised run orders.
+  CHECK(analysis::analyze_records(analysis::apply_edits(records, w)).findings.empty());
+}
+
+TEST_CASE("manifestation: the slowdown under which a race's operations overlap", "[oversync]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute stream"), r = r0.stream("reduction stream");
+  const uint64_t b = r0.alloc(4096, "ipg_buffer[0]");
+  r0.all_reduce(r, b, b, 1024, TraceBuilder::comm(), 100);  // 4..104 (host: 1, 2 streams, 3 alloc)
+  r0.kernel(c, "backward", {}, 140);                          // 5..145
+  r0.memcpy(c, b, b + 0, 0, MemcpyKind::DeviceToDevice, 1);   // empty: no conflict
+  r0.kernel(c, "copy_in", {writes(b, 4096)}, 5);              // 145..150: races with the all-reduce
+  std::vector<Finding> races = analyze_run(run).findings;
+  REQUIRE(races.size() == 1);
+  sync_report(run, &races);
+  // The all-reduce must end after 146 µs (copy_in starts at 145 µs + the empty copy's 1 µs):
+  // 100 µs * f > 142 µs, f > 1.42.
+  INFO(races[0].detail);
+  CHECK(races[0].detail.find("manifests once reduction stream runs 1.42x slower") != std::string::npos);
+}
+
+}  // namespace streamhaz::testing

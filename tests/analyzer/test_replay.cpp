@@ -1,0 +1,163 @@
+// Replay on synthetic traces: TraceBuilder simulates GPU times with simple rules (every API
+// call takes 1 µs of host time, an operation starts once its stream is free, its events have
+// fired and the host issued it), so each expected step time below is worked out by hand.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "scenario.h"
+#include "streamhaz/analysis/replay.h"
+
+namespace streamhaz::testing {
+namespace {
+
+using analysis::Replayer;
+using analysis::WhatIf;
+
+std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
+  std::filesystem::remove_all(dir);
+  return records;
+}
+
+int64_t step_with(const Replayer& r, const std::vector<analysis::RankRecords>& run, const std::string& spec) {
+  WhatIf w;
+  analysis::parse_what_if(spec, w);
+  return r.run(analysis::apply_edits(run, w), w.scales).step_ns;
+}
+
+constexpr int64_t us = 1000;
+
+}  // namespace
+
+TEST_CASE("replay: one stream replays exactly, and a scaled stream doubles its kernels", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId s = r0.stream("compute stream");  // host 1 µs
+  for (int i = 0; i < 3; ++i) r0.kernel(s, "k", {}, 10);  // 2..12, 12..22, 22..32
+  const auto records = load(run);
+  const Replayer replay(records);
+  CHECK(replay.measured().step_ns == 30 * us);  // no step range: the whole run
+  CHECK(replay.run_unchanged().step_ns == 30 * us);
+  CHECK(step_with(replay, records, "scale stream=\"compute stream\" factor=2") == 60 * us);
+  CHECK(step_with(replay, records, "scale kernel=x* factor=2") == 30 * us);  // matches no kernel
+}
+
+TEST_CASE("replay: dropping a wait lets the waiting stream run ahead; adding it back restores it", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");  // host 1, 2
+  const EventId e = r0.event();                                          // host 3
+  const uint64_t b = r0.kernel(r, "B", {}, 100);                         // 4..104
+  r0.record(e, r);                                                       // fires at 104
+  r0.kernel(c, "A", {}, 10);                                             // 6..16
+  r0.wait(c, e);
+  const uint64_t d = r0.kernel(c, "D", {}, 10);                          // 104..114
+  const auto records = load(run);
+  const Replayer replay(records);
+  REQUIRE(replay.run_unchanged().step_ns == 110 * us);  // 4..114
+  // Without the wait D runs right after A: 16..26; B still ends at 104.
+  CHECK(step_with(replay, records, "drop kind=wait") == 100 * us);
+  WhatIf w;
+  analysis::parse_what_if("drop kind=wait", w);
+  analysis::parse_what_if("add-wait rank=0 after=" + std::to_string(b) + " before=" + std::to_string(d), w);
+  CHECK(replay.run(analysis::apply_edits(records, w)).step_ns == 110 * us);
+  // A slower reduction stream delays D through the wait: B 4..204, D 204..214.
+  CHECK(step_with(replay, records, "scale stream=reduction factor=2") == 210 * us);
+}
+
+TEST_CASE("replay: host gaps after a host synchronisation are kept, the blocking moves", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId s = r0.stream("s");  // host 1
+  r0.kernel(s, "K1", {}, 100);        // 2..102
+  r0.stream_sync(s);                  // host returns at 102 (+1 µs API)
+  r0.host_gap(50);
+  r0.kernel(s, "K2", {}, 10);         // 154..164
+  const auto records = load(run);
+  const Replayer replay(records);
+  REQUIRE(replay.run_unchanged().step_ns == 162 * us);
+  // K1 takes 200 µs: the host returns at 202 and issues K2 52 µs later: 254..264.
+  CHECK(step_with(replay, records, "scale kernel=K1 factor=2") == 262 * us);
+  // Without the synchronisation the host issues K2 at 2 + 52 µs, the stream is busy until 102.
+  CHECK(step_with(replay, records, "drop kind=stream-sync") == 110 * us);
+}
+
+TEST_CASE("replay: a collective ends once its last rank has started it", "[replay]") {
+  TraceBuilder run(2);
+  for (int r = 0; r < 2; ++r) {
+    auto& rk = run.rank(r);
+    const StreamId s = rk.stream(r == 0 ? "slow" : "fast");  // host 1
+    const uint64_t buf = rk.alloc(4096, "grads");            // host 2
+    rk.kernel(s, "compute", {}, 50);                         // 3..53
+    rk.all_reduce(s, buf, buf, 1024, TraceBuilder::comm(), 20);  // 53..73
+  }
+  const auto records = load(run);
+  const Replayer replay(records);
+  REQUIRE(replay.run_unchanged().step_ns == 70 * us);
+  // Rank 0 computes for 100 µs: both all-reduces start their transfer at 103 and end at 123.
+  const auto s = replay.run(records, {analysis::DurationScale{"slow", "compute", 2}});
+  CHECK(s.step_ns == 120 * us);
+  REQUIRE(!s.ops[1].empty());
+  int64_t rank1_end = 0;
+  for (const auto& [seq, t] : s.ops[1]) rank1_end = std::max(rank1_end, t.end);
+  CHECK(rank1_end == 123 * us);
+}
+
+TEST_CASE("replay: steps are the instances of the NVTX range, the first one warm-up", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId s = r0.stream("s");
+  const uint64_t buf = r0.alloc(256);
+  for (int step = 0; step < 3; ++step) {
+    r0.push_range("step");
+    r0.memset(s, buf, 256, 0, 1);
+    r0.push_range("forward");
+    r0.kernel(s, "fwd", {}, step == 0 ? 500 : 10);  // a slow warm-up step
+    r0.pop_range();
+    r0.pop_range();
+    r0.stream_sync(s);
+    r0.host_gap(100);
+  }
+  const auto records = load(run);
+  const Replayer replay(records);
+  CHECK(replay.measured().measured_steps == 2);
+  CHECK(replay.measured().step_ns == 11 * us);  // memset 1 µs, then the kernel 10 µs
+  CHECK(replay.run_unchanged().step_ns == 11 * us);
+  CHECK(step_with(replay, records, "scale kernel=fwd factor=2") == 21 * us);
+}
+
+TEST_CASE("replay: what-if specs are checked", "[replay]") {
+  WhatIf w;
+  CHECK_THROWS_AS(analysis::parse_what_if("drop kind=barrier", w), analysis::WhatIfError);
+  CHECK_THROWS_AS(analysis::parse_what_if("scale factor=2", w), analysis::WhatIfError);
+  CHECK_THROWS_AS(analysis::parse_what_if("scale stream=a factor=-1", w), analysis::WhatIfError);
+  CHECK_THROWS_AS(analysis::parse_what_if("add-wait rank=0 after=9 before=3", w), analysis::WhatIfError);
+  CHECK_THROWS_AS(analysis::parse_what_if("teleport", w), analysis::WhatIfError);
+  CHECK_THROWS_AS(analysis::parse_what_if("scale stream=\"open factor=2", w), analysis::WhatIfError);
+  analysis::parse_what_if("  # a comment", w);
+  CHECK(w.empty());
+  analysis::parse_what_if("scale stream=\"reduction stream\" factor=1.5  # slow", w);
+  REQUIRE(w.scales.size() == 1);
+  CHECK(w.scales[0].stream == "reduction stream");
+  CHECK(w.scales[0].factor == 1.5);
+  WhatIf again;
+  for (const std::string& line : {std::string("drop rank=1 seq=42"), std::string("minimal-sync")})
+    analysis::parse_what_if(line, again);
+  std::stringstream text(analysis::format_what_if(again));
+  WhatIf parsed;
+  for (std::string line; std::getline(text, line);) analysis::parse_what_if(line, parsed);
+  CHECK(parsed.drop == again.drop);
+  CHECK(parsed.minimal_sync);
+}
+
+TEST_CASE("replay: a trace without GPU times is refused", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  r0.stream_sync(r0.stream("s"));  // no operation, so no timing
+  CHECK_THROWS_AS(Replayer(load(run)), analysis::WhatIfError);
+}
+
+}  // namespace streamhaz::testing
