@@ -158,8 +158,17 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     if (lo >= hi) return;
     WhatIf w;
     for (size_t k = lo; k < hi; ++k) w.drop.insert({sites[candidates[k]].rank, sites[candidates[k]].seq});
-    PairSet real, all;
-    new_variant_pairs(variant_pairs(variants, &w), base, real, all);
+    // Pairs with known footprints first: a set that orders some is split without the rest.
+    PairSet real = new_pairs(unordered_pairs(variants.real, nullptr, &w.drop), base.real);
+    if (!real.empty() && hi - lo > 1) {
+      judge(lo, lo + (hi - lo) / 2);
+      judge(lo + (hi - lo) / 2, hi);
+      return;
+    }
+    PairSet all = real;
+    for (const PairSet& p : {new_pairs(unordered_pairs(variants.touch_all, nullptr, &w.drop), base.touch_all),
+                             new_pairs(unordered_pairs(variants.touch_read, nullptr, &w.drop), base.touch_read)})
+      all.insert(p.begin(), p.end());
     if (all.empty()) {
       for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = "redundant";
       return;

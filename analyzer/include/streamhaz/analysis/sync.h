@@ -18,7 +18,7 @@ struct SyncOptions {
   uint64_t window_records = 50000;
   // ...and at most this many synchronisations per rank. Beyond the window nothing is judged;
   // the window's end counts as work that may need anything (no unsound verdict).
-  uint64_t window_syncs = 500;
+  uint64_t window_syncs = 200;
   double min_cost = 0.01;            // a finding must cost this share of the step time
   ReplayOptions replay;
 };
