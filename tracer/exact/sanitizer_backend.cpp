@@ -75,7 +75,6 @@ struct Backend {
   std::mutex slots_mutex;
   std::map<CUcontext, ContextSlot> slots;
   std::atomic<uint32_t> next_correlation{1};
-  std::atomic<uint64_t> launches_instrumented{0}, launches_unreported{0};
 };
 
 Backend* backend = nullptr;
@@ -176,10 +175,7 @@ void on_launch_end(const Sanitizer_LaunchData& l) {
         ranges.push_back({t.lo, t.hi, static_cast<trace::AccessMode>(t.mode)});
   }
   s->busy.unlock();
-  if (Recorder* rec = active_recorder()) {
-    rec->release_kernel(read ? &ranges : nullptr);
-    (read ? b.launches_instrumented : b.launches_unreported)++;
-  }
+  if (Recorder* rec = active_recorder()) rec->release_kernel(read ? &ranges : nullptr);
 }
 
 void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb) {
@@ -193,8 +189,9 @@ void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb)
   call.context = cb.context;
   call.correlation = current.correlation;
   decode_sanitizer_driver_call(cbid, call);
-  // A launch that ended without its launch callbacks (it failed): its record leaves bare.
-  if (call.exit && !current.slot)
+  // A launch that ended without its launch callbacks (it failed): its record leaves bare. Only
+  // launch calls can hold one, so other calls do not take the recorder's lock here.
+  if (call.exit && !current.slot && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0)
     if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
 }
 
