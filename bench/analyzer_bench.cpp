@@ -23,7 +23,7 @@
 
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/sync.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 #include "synthetic_zero2.h"
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 using namespace streamhaz::trace;

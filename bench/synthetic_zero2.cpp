@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 
 namespace streamhaz::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::testing {

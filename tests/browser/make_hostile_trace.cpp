@@ -3,7 +3,7 @@
 // payload would set document.title to PWNED if the page ever ran it.
 #include <iostream>
 
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 
 using namespace streamhaz::trace;
 

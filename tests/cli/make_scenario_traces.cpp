@@ -18,7 +18,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 
 namespace fs = std::filesystem;
 using namespace streamhaz::trace;

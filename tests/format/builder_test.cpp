@@ -3,7 +3,7 @@
 #include <map>
 
 #include "sample_records.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 using namespace streamhaz::trace;

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "sample_records.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 using namespace streamhaz::trace;

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 
 int main(int argc, char** argv) {
   using namespace streamhaz::trace;

@@ -11,7 +11,7 @@
 #include "sample_findings.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/html_report.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 namespace fs = std::filesystem;

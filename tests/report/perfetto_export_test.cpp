@@ -10,7 +10,7 @@
 
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/perfetto_export.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
 namespace fs = std::filesystem;

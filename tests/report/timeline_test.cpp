@@ -7,7 +7,7 @@
 
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/timeline.h"
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 #include "streamhaz/trace/writer.h"
 

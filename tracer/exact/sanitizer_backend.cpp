@@ -1,4 +1,4 @@
-// The exact footprint tier on the Compute Sanitizer API (see tracer/src/exact_backend.h).
+// The exact footprint tier on the Compute Sanitizer API (see tracer/glue/exact_backend.h).
 //   - Every module loaded is patched: streamhaz_global_access (footprint_patch.cu) runs before
 //     each global load, store and atomic. NCCL's modules are left alone: NCCL calls keep their
 //     API-tier footprint, and instrumenting its spin loops would only slow them.

@@ -1,5 +1,5 @@
 // The Recorder turns API events into trace records. It knows nothing of CUDA, CUPTI or NCCL:
-// the glue in tracer/src decodes callbacks into the calls below (plain integers for handles),
+// the glue in tracer/glue decodes callbacks into the calls below (plain integers for handles),
 // and unit tests feed it synthetic events. Everything here is thread-safe: one mutex covers
 // the sequence number and the hand-off to the sink, so records leave in `seq` order.
 #pragma once
@@ -177,7 +177,7 @@ class Recorder {
   void set_timings_expected(bool expected) { timings_expected_.store(expected, std::memory_order_relaxed); }
   // Stops waiting for activity of operations with sequence numbers up to `seq`: those whose
   // activity never comes (issued as a window switched). The caller picks `seq` old enough that
-  // CUPTI has delivered every activity it will give (tracer/src/activity.cpp).
+  // CUPTI has delivered every activity it will give (tracer/glue/activity.cpp).
   void forget_timings_through(uint64_t seq);
 
   void meta(std::string json);

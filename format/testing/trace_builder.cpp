@@ -1,5 +1,5 @@
 // TraceBuilder implementation: keeps the simulated clocks and emits records in API order.
-#include "streamhaz/trace/builder.h"
+#include "streamhaz/testing/trace_builder.h"
 
 #include <algorithm>
 #include <filesystem>
