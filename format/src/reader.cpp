@@ -11,6 +11,7 @@
 
 #include "layout.h"
 #include "record_fields.h"
+#include "stack_ids.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::trace {
@@ -124,7 +125,8 @@ void decode_alternative(size_t index, Record& out, FieldReader& r) {
 TraceError::TraceError(const std::string& file, uint64_t offset, const std::string& what)
     : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
 
-TraceReader::TraceReader(std::string path) : path_(std::move(path)) {
+TraceReader::TraceReader(std::string path)
+    : path_(std::move(path)), stack_ids_(std::make_unique<detail::StackIdCheck>()) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever. It is
   // refused below; for a regular file the flag changes nothing.
   const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -245,6 +247,7 @@ bool TraceReader::next(Record& out) {
     last_ptr_ = d.ptr;
     last_timing_seq_ = d.timing_seq;
     last_start_ns_ = d.start_ns;
+    if (is_stack_record(out)) stack_ids_->check(out);
   } catch (const std::string& what) {
     fail(payload_offset_ + start, what + " (record " + std::to_string(records_read_) + ")");
   }

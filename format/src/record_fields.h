@@ -81,6 +81,16 @@ template <class C> void visit_fields(C& c, CaptureEnd& r) { c.seq("seq", r.seq);
 template <class C> void visit_fields(C& c, GraphLaunch& r) { visit_op(c, r.op); c.u64("graph", r.graph); }
 template <class C> void visit_fields(C& c, Timing& r) { c.timing_seq("op_seq", r.op_seq); c.start_ns("start_ns", r.start_ns); c.end_ns("end_ns", r.end_ns, r.start_ns); }
 template <class C> void visit_fields(C& c, End& r) { c.u64("records", r.records); }
+template <class C> void visit_fields(C& c, FrameDef& r) {
+  c.u32("id", r.id); c.e_min1("kind", r.kind, kFrameKindLimit); c.u32("file", r.file); c.u32("function", r.function);
+  c.u32("line", r.line); c.u32("module", r.module); c.u64("offset", r.offset);
+}
+template <class C> void visit_fields(C& c, ModuleDef& r) {
+  c.u32("id", r.id); c.u32("path", r.path); c.u64("base", r.base); c.u64("size", r.size); c.u32("build_id", r.build_id);
+}
+template <class C> void visit_fields(C& c, CallsiteDef& r) { c.u32("id", r.id); c.u32("parent", r.parent); c.u32("frame", r.frame); }
+// seq as a delta from the previous seq: the record it follows has (nearly) the same one.
+template <class C> void visit_fields(C& c, StackRef& r) { c.seq("seq", r.seq); c.u32("callsite", r.callsite); }
 
 // The delta state of one chunk, shared by encoder and decoder.
 struct DeltaState {

@@ -18,6 +18,7 @@ struct JsonFields {
   void e(const char* n, AllocKind v, uint8_t) { out[n] = to_string(v); }
   void e(const char* n, FootprintTier v, uint8_t) { out[n] = to_string(v); }
   void e_min1(const char* n, AccessMode v, uint8_t) { out[n] = to_string(v); }
+  void e_min1(const char* n, FrameKind v, uint8_t) { out[n] = to_string(v); }
   void str(const char* n, const std::string& v) {
     if (std::string_view(n) == "params") out[n] = hex(v);  // raw bytes, not text
     else out[n] = v;

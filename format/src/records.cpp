@@ -8,7 +8,7 @@ constexpr const char* kRecordNames[] = {
     "string", "meta", "host_thread", "stream_create", "stream_name", "event_create", "event_record",
     "event_wait", "event_sync", "event_query", "stream_sync", "stream_query", "device_sync", "kernel",
     "memcpy", "memset", "host_func", "nccl", "alloc", "free", "buffer_name", "access", "capture_begin",
-    "capture_end", "graph_launch", "timing", "end"};
+    "capture_end", "graph_launch", "timing", "end", "frame", "module", "callsite", "stack"};
 static_assert(std::size(kRecordNames) == kRecordKindCount, "one name per record kind");
 
 }  // namespace
@@ -49,6 +49,14 @@ const char* to_string(FootprintTier t) {
   return names[static_cast<size_t>(t)];
 }
 
+const char* to_string(FrameKind k) {
+  switch (k) {
+    case FrameKind::Python: return "python";
+    case FrameKind::Native: return "native";
+  }
+  return "unknown";
+}
+
 NcclFootprint nccl_footprint(const Nccl& n) {
   // Saturating: a hostile count or nranks must not wrap into a small footprint.
   auto mul = [](uint64_t a, uint64_t b) {
@@ -78,6 +86,18 @@ const OpCommon* op_common(const Record& r) {
       [](const auto& rec) -> const OpCommon* {
         if constexpr (requires { rec.op; }) return &rec.op;
         else return nullptr;
+      },
+      r);
+}
+
+uint64_t api_seq(const Record& r) {
+  return std::visit(
+      [](const auto& rec) -> uint64_t {
+        using T = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<T, StackRef>) return 0;
+        else if constexpr (requires { rec.seq; }) return rec.seq;
+        else if constexpr (requires { rec.op.seq; }) return rec.op.seq;
+        else return 0;
       },
       r);
 }

@@ -62,7 +62,9 @@ StringId RankTraceBuilder::intern(const std::string& text) {
 
 StreamId RankTraceBuilder::make_stream(uint32_t flags, const std::string& name) {
   StreamId id = next_stream_++;
-  add(StreamCreate{next_seq(), id, 0, flags, 0, 0x1000 + id});
+  const uint64_t seq = next_seq();
+  add(StreamCreate{seq, id, 0, flags, 0, 0x1000 + id});
+  attach_stack(seq);
   if (!name.empty()) add(StreamName{id, intern(name)});
   stream_free(id) = host_us_;
   return id;
@@ -70,7 +72,9 @@ StreamId RankTraceBuilder::make_stream(uint32_t flags, const std::string& name) 
 
 StreamId RankTraceBuilder::stream(const std::string& name, bool non_blocking, int priority) {
   StreamId id = next_stream_++;
-  add(StreamCreate{next_seq(), id, 0, non_blocking ? uint32_t(kStreamNonBlocking) : 0u, priority, 0x1000 + id});
+  const uint64_t seq = next_seq();
+  add(StreamCreate{seq, id, 0, non_blocking ? uint32_t(kStreamNonBlocking) : 0u, priority, 0x1000 + id});
+  attach_stack(seq);
   if (!name.empty()) add(StreamName{id, intern(name)});
   host_us_ += kApiCallUs;
   return id;
@@ -92,7 +96,9 @@ StreamId RankTraceBuilder::per_thread_stream() {
 uint64_t RankTraceBuilder::alloc(uint64_t bytes, const std::string& name, AllocKind kind, StreamId stream) {
   uint64_t ptr = next_device_ptr_;
   next_device_ptr_ += (bytes + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
-  add(Alloc{next_seq(), ptr, bytes, 0, kind, stream});
+  const uint64_t seq = next_seq();
+  add(Alloc{seq, ptr, bytes, 0, kind, stream});
+  attach_stack(seq);
   if (!name.empty()) name_buffer(ptr, bytes, name);
   host_us_ += kApiCallUs;
   return ptr;
@@ -100,7 +106,9 @@ uint64_t RankTraceBuilder::alloc(uint64_t bytes, const std::string& name, AllocK
 
 uint64_t RankTraceBuilder::alloc_at(uint64_t ptr, uint64_t bytes, const std::string& name, AllocKind kind,
                                     StreamId stream) {
-  add(Alloc{next_seq(), ptr, bytes, 0, kind, stream});
+  const uint64_t seq = next_seq();
+  add(Alloc{seq, ptr, bytes, 0, kind, stream});
+  attach_stack(seq);
   if (!name.empty()) name_buffer(ptr, bytes, name);
   host_us_ += kApiCallUs;
   return ptr;
@@ -109,12 +117,18 @@ uint64_t RankTraceBuilder::alloc_at(uint64_t ptr, uint64_t bytes, const std::str
 uint64_t RankTraceBuilder::host_alloc(uint64_t bytes, bool pinned) {
   uint64_t ptr = next_host_ptr_;
   next_host_ptr_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (pinned) add(Alloc{next_seq(), ptr, bytes, 0, AllocKind::HostPinned, 0});
+  if (pinned) {
+    const uint64_t seq = next_seq();
+    add(Alloc{seq, ptr, bytes, 0, AllocKind::HostPinned, 0});
+    attach_stack(seq);
+  }
   return ptr;
 }
 
 void RankTraceBuilder::free(uint64_t ptr, AllocKind kind, StreamId stream) {
-  add(Free{next_seq(), ptr, kind, stream});
+  const uint64_t seq = next_seq();
+  add(Free{seq, ptr, kind, stream});
+  attach_stack(seq);
   if (kind == AllocKind::Device) {  // cudaFree waits for the device
     for (auto& [s, t] : stream_free_us_) host_us_ = std::max(host_us_, t);
   }
@@ -172,6 +186,7 @@ uint64_t RankTraceBuilder::issue(StreamId s, Op op, double us, const std::vector
     if (auto* a = std::get_if<Access>(&r)) a->op_seq = op.op.seq;
     add(r);
   }
+  attach_stack(op.op.seq);
   emit_timing(op.op.seq, s, us);
   return op.op.seq;
 }
@@ -266,54 +281,72 @@ EventId RankTraceBuilder::event(uint32_t flags) {
 }
 
 void RankTraceBuilder::record(EventId e, StreamId s) {
-  add(EventRecord{next_seq(), e, s});
+  const uint64_t seq = next_seq();
+  add(EventRecord{seq, e, s});
+  attach_stack(seq);
   event_time_us_[e] = std::max(stream_free(s), host_us_);
   host_us_ += kApiCallUs;
 }
 
 void RankTraceBuilder::wait(StreamId s, EventId e) {
-  add(EventWait{next_seq(), s, e});
+  const uint64_t seq = next_seq();
+  add(EventWait{seq, s, e});
+  attach_stack(seq);
   if (auto it = event_time_us_.find(e); it != event_time_us_.end())
     stream_free(s) = std::max(stream_free(s), it->second);
   host_us_ += kApiCallUs;
 }
 
 void RankTraceBuilder::event_sync(EventId e) {
-  add(EventSync{next_seq(), e});
+  const uint64_t seq = next_seq();
+  add(EventSync{seq, e});
+  attach_stack(seq);
   if (auto it = event_time_us_.find(e); it != event_time_us_.end()) host_us_ = std::max(host_us_, it->second);
   host_us_ += kApiCallUs;
 }
 
 void RankTraceBuilder::event_query(EventId e, bool complete) {
-  add(EventQuery{next_seq(), e, complete});
+  const uint64_t seq = next_seq();
+  add(EventQuery{seq, e, complete});
+  attach_stack(seq);
   host_us_ += kApiCallUs;
 }
 
 void RankTraceBuilder::stream_sync(StreamId s) {
-  add(StreamSync{next_seq(), s});
+  const uint64_t seq = next_seq();
+  add(StreamSync{seq, s});
+  attach_stack(seq);
   host_us_ = std::max(host_us_, stream_free(s)) + kApiCallUs;
 }
 
 void RankTraceBuilder::stream_query(StreamId s, bool complete) {
-  add(StreamQuery{next_seq(), s, complete});
+  const uint64_t seq = next_seq();
+  add(StreamQuery{seq, s, complete});
+  attach_stack(seq);
   host_us_ += kApiCallUs;
 }
 
 void RankTraceBuilder::device_sync() {
-  add(DeviceSync{next_seq(), 0});
+  const uint64_t seq = next_seq();
+  add(DeviceSync{seq, 0});
+  attach_stack(seq);
   for (auto& [s, t] : stream_free_us_) host_us_ = std::max(host_us_, t);
   host_us_ += kApiCallUs;
 }
 
 GraphId RankTraceBuilder::begin_capture(StreamId s) {
   GraphId g = next_graph_++;
-  add(CaptureBegin{next_seq(), s, g});
+  const uint64_t seq = next_seq();
+  add(CaptureBegin{seq, s, g});
+  attach_stack(seq);
   capturing_[s] = g;
   return g;
 }
 
 void RankTraceBuilder::end_capture(StreamId s, GraphId g) {
-  add(CaptureEnd{next_seq(), s, g});
+  const uint64_t seq = next_seq();
+  add(CaptureEnd{seq, s, g});
+  attach_stack(seq);
   capturing_.erase(s);
 }
 
@@ -321,6 +354,29 @@ uint64_t RankTraceBuilder::graph_launch(StreamId s, GraphId g) {
   double total = 0;
   for (const auto& [seq, us] : graph_ops_[g]) total += us;
   return issue(s, GraphLaunch{{}, g}, total);
+}
+
+ModuleId RankTraceBuilder::module(const std::string& path, uint64_t base, uint64_t size, const std::string& build_id) {
+  const ModuleId id = next_module_++;
+  add(ModuleDef{id, intern(path), base, size, intern(build_id)});
+  return id;
+}
+
+CallsiteId RankTraceBuilder::stack(const std::vector<BuilderFrame>& innermost_first) {
+  CallsiteId parent = 0;
+  for (auto f = innermost_first.rbegin(); f != innermost_first.rend(); ++f) {
+    const auto key = std::make_tuple(static_cast<int>(f->kind), f->file, f->line, f->function, f->module, f->offset);
+    auto frame = frames_.find(key);
+    if (frame == frames_.end()) {
+      const auto id = static_cast<FrameId>(frames_.size() + 1);
+      add(FrameDef{id, f->kind, intern(f->file), intern(f->function), f->line, f->module, f->offset});
+      frame = frames_.emplace(key, id).first;
+    }
+    auto [site, inserted] = callsites_.try_emplace({parent, frame->second}, static_cast<CallsiteId>(callsites_.size() + 1));
+    if (inserted) add(CallsiteDef{site->second, parent, frame->second});
+    parent = site->second;
+  }
+  return parent;
 }
 
 TraceBuilder::TraceBuilder(int world_size) {

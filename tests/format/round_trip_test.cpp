@@ -39,7 +39,7 @@ TEST_CASE("the record kinds cover every variant alternative", "[format]") {
   std::vector<Record> records = one_of_each_kind();
   std::vector<bool> seen(kRecordKindCount, false);
   for (const Record& r : records) seen[r.index()] = true;
-  seen[std::variant_size_v<Record> - 1] = true;  // End is written by close()
+  seen[Record(End{}).index()] = true;  // End is written by close()
   for (size_t i = 0; i < seen.size(); ++i) {
     INFO(record_name(i));
     CHECK(seen[i]);
@@ -80,7 +80,9 @@ TEST_CASE("the writer refuses to overwrite an existing file unless asked", "[for
 }
 
 TEST_CASE("records export as JSON with their field names", "[format][json]") {
-  Nccl n = std::get<Nccl>(one_of_each_kind()[13]);
+  Nccl n;
+  for (const Record& r : one_of_each_kind())
+    if (const auto* x = std::get_if<Nccl>(&r)) n = *x;
   nlohmann::json j = to_json(n);
   CHECK(j.at("type") == "nccl");
   CHECK(j.at("kind") == "ncclReduceScatter");

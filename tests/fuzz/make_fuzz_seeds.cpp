@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   TraceBuilder run(2);
   for (int rank = 0; rank < 2; ++rank) {
     auto& r = run.rank(rank);
+    // Stacks (format version 3): a native frame in a module under Python frames.
+    const ModuleId lib = r.module("/usr/lib/libexample.so", 0x7f0000000000, 0x10000, "0123abcd");
+    r.use_stack(r.stack({native(lib, 0x1234), py("train.py", 42, "step"), py("train.py", 7, "main")}));
     StreamId compute = r.stream("compute stream", false);
     StreamId comm = r.stream("reduction stream");
     uint64_t buf = r.alloc(1 << 16, "ipg_buffer[0]");
@@ -23,6 +26,7 @@ int main(int argc, char** argv) {
     r.memcpy(compute, buf + 4096, buf, 4096);
     r.record(e, compute);
     r.wait(comm, e);
+    r.use_stack(r.stack({py("train.py", 50, "reduce"), py("train.py", 7, "main")}));
     r.all_reduce(comm, buf, buf, 2048, TraceBuilder::comm(0));
     r.pop_range();
     r.memcpy_sync(buf, 0x100000, 64, MemcpyKind::HostToDevice, true);

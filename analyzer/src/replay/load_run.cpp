@@ -17,7 +17,9 @@ std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, u
     wanted.push_back(reader.rank());
     if (reader.rank() >= 0) declared.insert(reader.rank());
     trace::Record rec;
-    while (r.records.size() < max_records && reader.next(rec)) r.records.push_back(std::move(rec));
+    // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
+    while (r.records.size() < max_records && reader.next(rec))
+      if (!trace::is_stack_record(rec)) r.records.push_back(std::move(rec));
     if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
     run.push_back(std::move(r));
   }

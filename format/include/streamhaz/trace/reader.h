@@ -17,6 +17,10 @@
 
 namespace streamhaz::trace {
 
+namespace detail {
+class StackIdCheck;
+}
+
 class TraceError : public std::runtime_error {
  public:
   TraceError(const std::string& file, uint64_t offset, const std::string& what);
@@ -65,6 +69,7 @@ class TraceReader {
   };
   // Owned so that a constructor that throws (bad header) still closes the file.
   std::unique_ptr<std::FILE, FileCloser> file_;
+  std::unique_ptr<detail::StackIdCheck> stack_ids_;  // call-stack ids defined before use
   uint64_t file_bytes_ = 0;
   uint64_t offset_ = 0;  // of the next chunk
   nlohmann::json header_;

@@ -12,13 +12,17 @@
 
 namespace streamhaz::trace {
 
-// Version 2 added FootprintTier::Pointer; version-1 traces are read as they are.
-inline constexpr uint32_t kFormatVersion = 2;
+// Version 2 added FootprintTier::Pointer, version 3 the call-stack records (FrameDef, ModuleDef,
+// CallsiteDef, StackRef); older traces are read as they are.
+inline constexpr uint32_t kFormatVersion = 3;
 
 using StringId = uint32_t;  // 0: no string
 using StreamId = uint32_t;
 using EventId = uint32_t;
 using GraphId = uint64_t;
+using FrameId = uint32_t;     // 0: none
+using CallsiteId = uint32_t;  // 0: no stack
+using ModuleId = uint32_t;    // 0: none
 
 // What every operation enqueued on a stream has in common.
 struct OpCommon {
@@ -272,10 +276,62 @@ struct End {
   bool operator==(const End&) const = default;
 };
 
+// --- Call stacks (version 3) ----------------------------------------------------------------
+// Where the program issued an API call: interned frames, a call-site tree over them, and one
+// StackRef per API record that has a stack. Ids are per file, defined before first use.
+
+enum class FrameKind : uint8_t { Python = 1, Native = 2 };
+inline constexpr uint8_t kFrameKindLimit = 3;  // one past the largest FrameKind
+
+// A code location. Python frames carry file, function and line as the interpreter knew them.
+// Native frames carry their module and the offset of the return address in it (pc - base);
+// file/function/line stay 0 in the trace and come from symbolising offline.
+struct FrameDef {
+  FrameId id = 0;
+  FrameKind kind = FrameKind::Python;
+  StringId file = 0;
+  StringId function = 0;
+  uint32_t line = 0;
+  ModuleId module = 0;
+  uint64_t offset = 0;
+  bool operator==(const FrameDef&) const = default;
+};
+
+// A loaded object of the traced process, for native frames (written before the first frame in it).
+struct ModuleDef {
+  ModuleId id = 0;
+  StringId path = 0;      // as mapped (absolute path of the .so / executable)
+  uint64_t base = 0;      // load address (dlpi_addr)
+  uint64_t size = 0;
+  StringId build_id = 0;  // lowercase hex of NT_GNU_BUILD_ID; 0: none
+  bool operator==(const ModuleDef&) const = default;
+};
+
+// A node of the call-site tree: `frame` called from `parent` (0: outermost). A stack is named by
+// its innermost call site. Written before first use.
+struct CallsiteDef {
+  CallsiteId id = 0;
+  CallsiteId parent = 0;
+  FrameId frame = 0;
+  bool operator==(const CallsiteDef&) const = default;
+};
+
+// The call stack of the API record with sequence number `seq` (operations, Alloc/Free,
+// StreamCreate, EventRecord/EventWait, the synchronizations). Written right after that record
+// (for the exact tier, after the kernel's Access records).
+struct StackRef {
+  uint64_t seq = 0;
+  CallsiteId callsite = 0;
+  bool operator==(const StackRef&) const = default;
+};
+
+// The on-disk tag of a record is its variant index + 1: new kinds are appended, so the tags of
+// older versions keep their meaning.
 using Record = std::variant<StringDef, Meta, HostThread, StreamCreate, StreamName, EventCreate,
                             EventRecord, EventWait, EventSync, EventQuery, StreamSync, StreamQuery,
                             DeviceSync, Kernel, Memcpy, Memset, HostFunc, Nccl, Alloc, Free,
-                            BufferName, Access, CaptureBegin, CaptureEnd, GraphLaunch, Timing, End>;
+                            BufferName, Access, CaptureBegin, CaptureEnd, GraphLaunch, Timing, End,
+                            FrameDef, ModuleDef, CallsiteDef, StackRef>;
 
 // The on-disk tag of a record is its variant index + 1.
 inline constexpr uint8_t kRecordKindCount = std::variant_size_v<Record>;
@@ -287,6 +343,7 @@ const char* to_string(NcclKind k);
 const char* to_string(AllocKind k);
 const char* to_string(AccessMode m);
 const char* to_string(FootprintTier t);
+const char* to_string(FrameKind k);
 
 // Bytes an NCCL call reads from sendbuf and writes to recvbuf (docs/analysis.md, "Footprints", tier 1).
 struct NcclFootprint {
@@ -298,5 +355,16 @@ NcclFootprint nccl_footprint(const Nccl& n);
 
 // Does this record describe an operation on a stream (and so carry OpCommon)?
 const OpCommon* op_common(const Record& r);
+
+// Records that only say where the program was (frames, modules, call sites, stack references):
+// they order nothing, and a StackRef's `seq` names another record's call, not a call of its own.
+inline bool is_stack_record(const Record& r) {
+  return std::holds_alternative<FrameDef>(r) || std::holds_alternative<ModuleDef>(r) ||
+         std::holds_alternative<CallsiteDef>(r) || std::holds_alternative<StackRef>(r);
+}
+
+// The sequence number of the API call a record is (0 for records that are no call: strings,
+// names, accesses, timings, stack records).
+uint64_t api_seq(const Record& r);
 
 }  // namespace streamhaz::trace

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -38,6 +39,21 @@ inline KernelAccess writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, A
 inline KernelAccess reads_writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::ReadWrite, {}}; }
 // A launch argument pointing at `ptr` (pointer tier: extent and direction unknown).
 inline KernelAccess pointer_arg(uint64_t ptr) { return {ptr, 0, AccessMode::ReadWrite, FootprintTier::Pointer}; }
+
+// One frame of a stack given to the builder. Python frames: file, line, function. Native
+// frames: the module (from RankTraceBuilder::module) and the return address's offset in it.
+struct BuilderFrame {
+  FrameKind kind = FrameKind::Python;
+  std::string file;
+  uint32_t line = 0;
+  std::string function;
+  ModuleId module = 0;
+  uint64_t offset = 0;
+};
+inline BuilderFrame py(std::string file, uint32_t line, std::string function) {
+  return {FrameKind::Python, std::move(file), line, std::move(function), 0, 0};
+}
+inline BuilderFrame native(ModuleId module, uint64_t offset) { return {FrameKind::Native, {}, 0, {}, module, offset}; }
 
 class RankTraceBuilder {
  public:
@@ -94,6 +110,15 @@ class RankTraceBuilder {
   void stream_query(StreamId s, bool complete);
   void device_sync();
 
+  // Call stacks. A stack is given innermost frame first and returns its innermost call site;
+  // frames and call sites are interned, so a repeated call site costs one id. While a stack
+  // is in use, every API record the builder writes is followed by a StackRef to it.
+  ModuleId module(const std::string& path, uint64_t base, uint64_t size, const std::string& build_id = {});
+  CallsiteId stack(const std::vector<BuilderFrame>& innermost_first);
+  CallsiteId python_stack(const std::vector<BuilderFrame>& innermost_first) { return stack(innermost_first); }
+  void use_stack(CallsiteId callsite) { stack_ = callsite; }  // 0: no stacks from here on
+  void stack_for(uint64_t seq, CallsiteId callsite) { add(StackRef{seq, callsite}); }
+
   // Stream capture: operations issued between begin and end run at graph_launch.
   GraphId begin_capture(StreamId s);
   void end_capture(StreamId s, GraphId g);
@@ -110,6 +135,10 @@ class RankTraceBuilder {
 
  private:
   uint64_t next_seq() { return ++seq_; }
+  // The StackRef of the API record just added, when a stack is in use.
+  void attach_stack(uint64_t seq) {
+    if (stack_) add(StackRef{seq, stack_});
+  }
   StringId intern(const std::string& text);
   OpCommon op_on(StreamId s);
   void emit_timing(uint64_t seq, StreamId s, double us);
@@ -143,6 +172,10 @@ class RankTraceBuilder {
   std::map<StreamId, GraphId> capturing_;
   std::map<GraphId, std::vector<std::pair<uint64_t, double>>> graph_ops_;  // captured ops: seq, us
   std::map<uint64_t, uint64_t> comm_seq_;  // per communicator: the next call's sequence number
+  CallsiteId stack_ = 0;
+  ModuleId next_module_ = 1;
+  std::map<std::tuple<int, std::string, uint32_t, std::string, ModuleId, uint64_t>, FrameId> frames_;
+  std::map<std::pair<CallsiteId, FrameId>, CallsiteId> callsites_;  // (parent, frame) -> id
 };
 
 // Several ranks with shared communicators.
