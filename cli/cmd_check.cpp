@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "messages.h"
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/attribution.h"
 #include "streamhaz/analysis/sync.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
@@ -40,6 +41,8 @@ struct CheckOptions {
   double min_cost_pct = 1.0;
   std::string step_range = "step";
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
+  bool full_stacks = false;
+  std::string source_root;
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -186,6 +189,10 @@ int run_check(const CheckOptions& o) {
         !write_report_file(o.minimal_sync_out, analysis::format_what_if(rep.minimal), o.force))
       return kExitUsage;
   }
+  // Stacks, allocation sites and stream origins of what is reported (traces with stacks).
+  analysis::attach_stacks(input.analysis);
+  input.full_stacks = o.full_stacks;
+  input.source_root = o.source_root;
   report::apply_suppressions(rules, input);
 
   const std::string text = render(input, o.format);
@@ -259,6 +266,12 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--minimal-sync", o->minimal_sync_out,
                   "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
       ->type_name("FILE");
+  cmd->add_flag("--full-stacks", o->full_stacks,
+                "Text report: show every stack frame (torch internals, the Python standard library, CUDA and "
+                "system libraries are folded by default)");
+  cmd->add_option("--source-root", o->source_root,
+                  "SARIF: give source files under DIR relative to it, so code scanning links them to the repository")
+      ->type_name("DIR");
   cmd->footer(
       "Examples:\n"
       "  streamhaz check traces/\n"

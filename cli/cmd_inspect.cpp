@@ -28,6 +28,8 @@ std::string header_value(const nlohmann::json& h, const char* key) {
   return trace::printable(it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, kReplace));
 }
 
+template <class R> uint64_t count_of(const TraceStats& s) { return s.by_kind[trace::Record(R{}).index()]; }
+
 void print_text(const TraceStats& s, std::ostream& out) {
   out << fmt::format("{}: {} bytes, {} chunks, {} records, {}\n", trace::printable(s.path), s.file_bytes, s.chunks,
                      s.records, s.truncated ? "TRUNCATED (" + trace::printable(s.truncation) + ")" : "complete");
@@ -51,6 +53,9 @@ void print_text(const TraceStats& s, std::ostream& out) {
                      "(ordering only)\n",
                      s.operations, s.timed_operations, gpu_times, s.kernels_without_footprint);
   out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
+  out << fmt::format("  stacks: {} call sites, {} frames ({} native, in {} modules), {} calls with a stack\n",
+                     count_of<trace::CallsiteDef>(s), count_of<trace::FrameDef>(s), s.native_frames,
+                     count_of<trace::ModuleDef>(s), count_of<trace::StackRef>(s));
   out << "  streams:\n";
   for (const auto& [id, st] : s.streams) {
     std::string ops;
@@ -86,6 +91,12 @@ nlohmann::json to_json(const TraceStats& s) {
           {"kernels_without_footprint", s.kernels_without_footprint},
           {"allocations", s.allocations},
           {"allocated_bytes", s.allocated_bytes},
+          {"stacks",
+           {{"callsites", count_of<trace::CallsiteDef>(s)},
+            {"frames", count_of<trace::FrameDef>(s)},
+            {"native_frames", s.native_frames},
+            {"modules", count_of<trace::ModuleDef>(s)},
+            {"stack_refs", count_of<trace::StackRef>(s)}}},
           {"streams", streams},
           {"records_by_kind", kinds}};
 }

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/attribution.h"
 #include "streamhaz/report/html_report.h"
 #include "streamhaz/report/suppressions.h"
 #include "streamhaz/report/text_report.h"
@@ -52,6 +53,7 @@ int run_report(const ReportOptions& o) {
   options.per_thread_host = o.per_thread_host;
   report::ReportInput input;
   input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
+  analysis::attach_stacks(input.analysis);
   report::apply_suppressions(rules, input);
   const report::Timeline timeline = report::load_timeline(input.analysis.traces);
 

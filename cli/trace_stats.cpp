@@ -48,6 +48,8 @@ TraceStats collect_trace_stats(const std::string& path) {
             kernels_with_access.insert(rec.op_seq);
           } else if constexpr (std::is_same_v<T, Timing>) {
             timed.insert(rec.op_seq);
+          } else if constexpr (std::is_same_v<T, FrameDef>) {
+            s.native_frames += rec.kind == FrameKind::Native;
           } else if constexpr (std::is_same_v<T, Alloc>) {
             ++s.allocations;
             s.allocated_bytes += rec.bytes;

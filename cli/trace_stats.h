@@ -38,6 +38,7 @@ struct TraceStats {
   uint64_t kernels_without_footprint = 0;
   uint64_t allocations = 0;
   uint64_t allocated_bytes = 0;
+  uint64_t native_frames = 0;  // frame records of native code (the rest are Python frames)
 };
 
 // Reads the whole file. Throws trace::TraceError on bad input.

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # chromium and a font: the browser tests render `streamhaz report` pages headless (tests/browser).
-packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev python3 python3-jsonschema
+packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev libdw-dev python3 python3-jsonschema
           chromium fonts-dejavu-core)
 
 # Python modules the schema-validation tests use, for the python3 first on PATH:

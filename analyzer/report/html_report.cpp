@@ -10,6 +10,7 @@
 
 #include "html_timeline_data.h"
 #include "report_assets.h"
+#include "streamhaz/report/stack_text.h"
 #include "streamhaz/report/text_report.h"
 #include "web_escape.h"
 
@@ -38,7 +39,18 @@ void write_op_row(std::ostream& out, const char* which, const OpRef& op) {
                      op.rank, op.seq, which, op.rank, html_text(stream), html_text(op.kind));
   out << "<td class=\"name\">" << html_text(op.name == op.kind ? "" : op.name) << "</td>";
   out << fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", op.seq, trace::to_string(op.role),
-                     html_text(op.nvtx), timed ? duration_text(op.end_ns - op.start_ns) : "not timed");
+                     html_text(nvtx_path(op.nvtx)), timed ? duration_text(op.end_ns - op.start_ns) : "not timed");
+}
+
+// A stack as a collapsible list: user frames shown, library internals folded (as in the text
+// report), every frame in the <details> below.
+void write_stack(std::ostream& out, const char* what, const analysis::Stack& stack) {
+  if (stack.empty()) return;
+  out << "<dt>" << what << "</dt><dd><ol class=\"stack\">";
+  for (const std::string& line : stack_lines(stack, false)) out << "<li>" << html_text(line) << "</li>";
+  out << "</ol><details><summary>all " << stack.size() << " frames</summary><ol class=\"stack\">";
+  for (const std::string& line : stack_lines(stack, true)) out << "<li>" << html_text(line) << "</li>";
+  out << "</ol></details></dd>\n";
 }
 
 std::string ranks_text(const std::vector<int>& ranks) {
@@ -60,6 +72,13 @@ void write_finding(std::ostream& out, const Finding& f, size_t index, const char
   out << "<dt>Buffer</dt><dd>" << html_text(b.name);
   if (b.alloc_base) out << fmt::format(" (allocation {:#x}, {} bytes)", b.alloc_base, b.alloc_bytes);
   out << fmt::format(", conflicting bytes [{}, {})</dd>\n", b.offset, b.offset + b.bytes);
+  if (b.allocation && !b.alloc_stack.empty() && b.caching_allocator)
+    out << "<dt>Allocation</dt><dd>a PyTorch caching-allocator segment serving many tensors; its stack is the "
+           "first request's, not necessarily this tensor's</dd>\n";
+  write_stack(out, "Stack, issued later", f.second.stack);
+  write_stack(out, "Stack, issued first", f.first.stack);
+  write_stack(out, "Allocation stack", b.alloc_stack);
+  write_stack(out, "Synchronisation stack", f.sync_stack);
   if (!f.missing_order.empty()) out << "<dt>Missing order</dt><dd class=\"missing\">" << html_text(f.missing_order) << "</dd>\n";
   out << fmt::format("<dt>Occurrences</dt><dd>{} (ranks {})</dd>\n", f.occurrences, ranks_text(f.ranks));
   out << fmt::format("<dt>Footprint</dt><dd>{} tier, {} byte ranges</dd>\n", trace::to_string(f.tier),

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "streamhaz/report/stack_text.h"
+
 namespace streamhaz::report {
 namespace {
 
@@ -12,6 +14,25 @@ using json = nlohmann::ordered_json;
 // Addresses as hex strings: JSON numbers above 2^53 lose precision in many readers.
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
+// Frames innermost first; native frames also carry their module and offset.
+json stack_json(const analysis::Stack& stack) {
+  json frames = json::array();
+  for (const analysis::StackFrame& f : stack) {
+    json frame = {{"kind", trace::to_string(f.kind)}, {"file", f.file}, {"line", f.line}, {"function", f.function}};
+    if (f.kind == trace::FrameKind::Native) {
+      frame["module"] = f.module;
+      frame["offset"] = hex(f.offset);
+    }
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+json origin_json(const analysis::StreamOrigin& o) {
+  if (o.kind == analysis::StreamOriginKind::None) return nullptr;
+  return {{"how", o.kind == analysis::StreamOriginKind::Created ? "created" : "first_used"}, {"stack", stack_json(o.stack)}};
+}
+
 json op_json(const OpRef& op) {
   return {{"rank", op.rank},
           {"seq", op.seq},
@@ -19,14 +40,16 @@ json op_json(const OpRef& op) {
           {"name", op.name},
           {"stream", op.on_host ? json(nullptr) : json(op.stream)},  // null: the host, no stream
           {"stream_name", op.stream_name},
-          {"nvtx", op.nvtx},
+          {"nvtx", nvtx_path(op.nvtx)},
           {"role", trace::to_string(op.role)},
           {"start_ns", op.start_ns},
-          {"end_ns", op.end_ns}};
+          {"end_ns", op.end_ns},
+          {"stack", stack_json(op.stack)},
+          {"stream_origin", origin_json(op.stream_origin)}};
 }
 
 json finding_json(const Finding& f) {
-  return {{"kind", kind_id(f.kind)},
+  json out = {{"kind", kind_id(f.kind)},
           {"key", f.key},
           {"title", f.title},
           {"first", op_json(f.first)},
@@ -36,13 +59,19 @@ json finding_json(const Finding& f) {
             {"alloc_base", hex(f.buffer.alloc_base)},
             {"alloc_bytes", f.buffer.alloc_bytes},
             {"offset", f.buffer.offset},
-            {"bytes", f.buffer.bytes}}},
+            {"bytes", f.buffer.bytes},
+            {"allocation", hex(f.buffer.allocation)},
+            {"allocation_bytes", f.buffer.allocation_bytes},
+            {"alloc_stack", stack_json(f.buffer.alloc_stack)},
+            {"caching_allocator", f.buffer.caching_allocator}}},
           {"missing_order", f.missing_order},
           {"occurrences", f.occurrences},
           {"ranks", f.ranks},
           {"tier", trace::to_string(f.tier)},
           {"exact", f.exact},
           {"detail", f.detail}};
+  if (f.sync_seq) out["sync"] = {{"rank", f.sync_rank}, {"seq", f.sync_seq}, {"stack", stack_json(f.sync_stack)}};
+  return out;
 }
 
 json trace_json(const analysis::TraceSummary& t) {

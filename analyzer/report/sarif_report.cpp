@@ -2,8 +2,13 @@
 
 #include <cctype>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "streamhaz/report/stack_text.h"
 
 namespace streamhaz::report {
 namespace {
@@ -82,7 +87,8 @@ std::string stream_text(const OpRef& op) {
 std::string op_text(const OpRef& op) {
   std::string what = op.name.empty() || op.name == op.kind ? op.kind : op.kind + " " + op.name;
   std::string text = fmt::format("{} ({}) on {}, rank {}", what, trace::to_string(op.role), stream_text(op), op.rank);
-  if (!op.nvtx.empty()) text += ", NVTX " + op.nvtx;
+  if (const std::string nvtx = nvtx_path(op.nvtx); !nvtx.empty()) text += ", NVTX " + nvtx;
+  if (const analysis::StackFrame* f = innermost_user_frame(op.stack)) text += ", at " + frame_text(*f);
   return text;
 }
 
@@ -108,6 +114,56 @@ class SarifBuilder {
     }
   }
 
+  // The stacks of a finding, each with what it is the stack of.
+  std::vector<std::pair<std::string, const analysis::Stack*>> stacks_of(const Finding& f) const {
+    std::vector<std::pair<std::string, const analysis::Stack*>> out;
+    auto add = [&](std::string what, const analysis::Stack& s) {
+      if (!s.empty()) out.emplace_back(std::move(what), &s);
+    };
+    if (f.kind == FindingKind::OverSync) {
+      add("the synchronisation", f.sync_stack);
+      add("the operation before it: " + op_text(f.first), f.first.stack);
+      add("the operation after it: " + op_text(f.second), f.second.stack);
+    } else {
+      add("the later operation: " + op_text(f.second), f.second.stack);
+      add("the earlier operation: " + op_text(f.first), f.first.stack);
+      add("the allocation of " + f.buffer.name, f.buffer.alloc_stack);
+    }
+    return out;
+  }
+
+  json frame_location(const analysis::StackFrame& f) const {
+    json loc = {{"message", {{"text", frame_text(f)}}}};
+    if (!f.file.empty()) {
+      json physical = {{"artifactLocation", {{"uri", source_uri(f.file)}}}};
+      if (f.line) physical["region"] = {{"startLine", f.line}};
+      loc["physicalLocation"] = std::move(physical);
+    }
+    if (!f.function.empty()) loc["logicalLocations"] = {{{"name", f.function}, {"kind", "function"}}};
+    return loc;
+  }
+
+  json stack_json(const std::string& what, const analysis::Stack& stack) const {
+    json frames = json::array();
+    for (const analysis::StackFrame& f : stack) {
+      json frame = {{"location", frame_location(f)}};
+      if (f.kind == trace::FrameKind::Native && !f.module.empty()) frame["module"] = f.module;
+      frames.push_back(std::move(frame));
+    }
+    return {{"message", {{"text", "Call stack of " + what}}}, {"frames", std::move(frames)}};
+  }
+
+  // One thread flow per stack, outermost call first (the order it executed in).
+  json code_flow(const std::vector<std::pair<std::string, const analysis::Stack*>>& stacks) const {
+    json flows = json::array();
+    for (const auto& [what, stack] : stacks) {
+      json locations = json::array();
+      for (auto f = stack->rbegin(); f != stack->rend(); ++f) locations.push_back({{"location", frame_location(*f)}});
+      flows.push_back({{"message", {{"text", what}}}, {"locations", std::move(locations)}});
+    }
+    return {{{"threadFlows", std::move(flows)}}};
+  }
+
   json result(const Finding& f, const SuppressedFinding* suppressed) const {
     const size_t rule = rule_index(f.kind);
     json r = {{"ruleId", kind_id(f.kind)},
@@ -127,6 +183,12 @@ class SarifBuilder {
                 {"footprintTier", trace::to_string(f.tier)},
                 {"exactRanges", f.exact},
                 {"missingOrder", f.missing_order}}}};
+    if (const auto stacks = stacks_of(f); !stacks.empty()) {
+      json list = json::array();
+      for (const auto& [what, stack] : stacks) list.push_back(stack_json(what, *stack));
+      r["stacks"] = std::move(list);
+      r["codeFlows"] = code_flow(stacks);
+    }
     if (suppressed) {
       const RuleOrigin& o = suppressed->rule;
       r["suppressions"] = {{{"kind", "external"},
@@ -167,11 +229,27 @@ class SarifBuilder {
                  {{{"name", name},
                    {"fullyQualifiedName", fmt::format("rank {}/{}/{}", op.rank, stream_text(op), name)},
                    {"kind", "function"}}}}};
+    // The program line that issued it, where the trace has its stack: what code scanning shows.
+    const analysis::StackFrame* frame = innermost_user_frame(op.stack);
+    if (frame && !frame->file.empty()) {
+      loc["physicalLocation"] = {{"artifactLocation", {{"uri", source_uri(frame->file)}}}};
+      if (frame->line) loc["physicalLocation"]["region"] = {{"startLine", frame->line}};
+      return loc;
+    }
     auto artifact = rank_artifact_.find(op.rank);
     if (artifact != rank_artifact_.end())
       loc["physicalLocation"] = {{"artifactLocation",
                                   {{"uri", artifacts_[artifact->second]["location"]["uri"]}, {"index", artifact->second}}}};
     return loc;
+  }
+
+  std::string source_uri(const std::string& file) const {
+    const std::string& root = input_.source_root;
+    if (!root.empty()) {
+      const std::string prefix = root.ends_with('/') ? root : root + "/";
+      if (file.starts_with(prefix)) return path_to_uri(file.substr(prefix.size()));
+    }
+    return path_to_uri(file);
   }
 
   const ReportInput& input_;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "streamhaz/report/glob.h"
+#include "streamhaz/report/stack_text.h"
 
 namespace streamhaz::report {
 namespace {
@@ -144,7 +145,11 @@ bool rule_matches(const SuppressionRule& rule, const Finding& f) {
   if (rule.kind && *rule.kind != f.kind) return false;
   if (rule.buffer && !glob_match(*rule.buffer, f.buffer.name)) return false;
   if (rule.key && !glob_match(*rule.key, f.key)) return false;
-  if (rule.nvtx && !glob_match(*rule.nvtx, f.first.nvtx) && !glob_match(*rule.nvtx, f.second.nvtx)) return false;
+  // NVTX paths as traced or as reports print them (without older tracers' "?" segments).
+  auto nvtx_matches = [&](const OpRef& op) {
+    return glob_match(*rule.nvtx, op.nvtx) || glob_match(*rule.nvtx, nvtx_path(op.nvtx));
+  };
+  if (rule.nvtx && !nvtx_matches(f.first) && !nvtx_matches(f.second)) return false;
   if (!pair_matches(rule.ops, f, op_matches)) return false;
   return pair_matches(rule.streams, f, [](const std::string& p, const OpRef& op) { return glob_match(p, op.stream_name); });
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "streamhaz/report/stack_text.h"
 #include "streamhaz/trace/printable.h"
 
 namespace streamhaz::report {
@@ -25,10 +26,27 @@ std::string capitalised(std::string s) {
   return s;
 }
 
+// "created at train.py:42 in __init__" / "first used at ...": where an unnamed stream comes from.
+std::string origin_text(const analysis::StreamOrigin& o) {
+  if (o.kind == analysis::StreamOriginKind::None || o.stack.empty()) return {};
+  const analysis::StackFrame* f = innermost_user_frame(o.stack);
+  const std::string where = printable(frame_brief(f ? *f : o.stack.front()));
+  return o.kind == analysis::StreamOriginKind::Created ? "created at " + where : "first used at " + where;
+}
+
 std::string stream_label(const OpRef& op) {
   if (op.on_host) return "the host (no stream)";
+  // A stream named by the program (NVTX, annotations) goes by its name; otherwise by where it
+  // was made, when the trace has stacks.
+  const bool unnamed = op.stream_name.empty() || op.stream_name == fmt::format("stream {}", op.stream);
+  const std::string origin = origin_text(op.stream_origin);
+  if (unnamed && !origin.empty()) return fmt::format("stream {} ({})", op.stream, origin);
   if (op.stream_name.empty()) return fmt::format("stream {}", op.stream);
   return fmt::format("stream \"{}\" (id {})", printable(op.stream_name), op.stream);
+}
+
+void write_stack(std::ostream& out, const analysis::Stack& stack, bool full, const char* indent = "      ") {
+  for (const std::string& line : stack_lines(stack, full)) out << indent << printable(line) << "\n";
 }
 
 // "ncclAllReduce" alone when the name is the kind; "kernel void scale<float>(float*)" otherwise.
@@ -37,10 +55,14 @@ std::string op_label(const OpRef& op) {
   return fmt::format("{} {}", printable(op.kind), printable(op.name));
 }
 
-void write_op(std::ostream& out, const std::string& heading, const OpRef& op) {
+void write_op(std::ostream& out, const std::string& heading, const OpRef& op, bool full) {
   out << "  " << heading << " by rank " << op.rank << ", " << stream_label(op) << ":\n";
   out << "    " << op_label(op) << "  [seq " << op.seq << "]\n";
-  if (!op.nvtx.empty()) out << "    NVTX: " << printable(op.nvtx) << "\n";
+  if (const std::string nvtx = nvtx_path(op.nvtx); !nvtx.empty()) out << "    NVTX: " << printable(nvtx) << "\n";
+  if (!op.stack.empty()) {
+    out << "    Stack:\n";
+    write_stack(out, op.stack, full);
+  }
 }
 
 bool overlapped_in_time(const OpRef& a, const OpRef& b) {
@@ -48,17 +70,38 @@ bool overlapped_in_time(const OpRef& a, const OpRef& b) {
   return timed && a.start_ns < b.end_ns && b.start_ns < a.end_ns;
 }
 
-void write_race_ops(std::ostream& out, const Finding& f) {
+void write_race_ops(std::ostream& out, const Finding& f, bool full) {
   // As ThreadSanitizer does: the later access first, then the "previous" one it races with.
   // The byte range is given once, on the Buffer line: folded findings hold the union over
   // their occurrences, which is not what the one occurrence shown here touched.
   const std::string buffer = printable(f.buffer.name);
-  write_op(out, fmt::format("{} of {}", capitalised(trace::to_string(f.second.role)), buffer), f.second);
-  write_op(out, fmt::format("Previous {} of {}", trace::to_string(f.first.role), buffer), f.first);
+  write_op(out, fmt::format("{} of {}", capitalised(trace::to_string(f.second.role)), buffer), f.second, full);
+  write_op(out, fmt::format("Previous {} of {}", trace::to_string(f.first.role), buffer), f.first, full);
 }
 
-void write_buffer(std::ostream& out, const Finding& f) {
+// With an allocation stack: where the buffer was allocated, and the bytes within that allocation.
+void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   const auto& b = f.buffer;
+  const analysis::StackFrame* site = innermost_user_frame(b.alloc_stack);
+  const std::string where = printable(frame_brief(site ? *site : b.alloc_stack.front()));
+  const uint64_t lo = b.alloc_base + b.offset - b.allocation;  // within the traced allocation
+  const std::string range = fmt::format("bytes [{}, {})", lo, lo + b.bytes);
+  const std::string named = b.name == fmt::format("allocation {:#x}", b.alloc_base) ? "" : printable(b.name) + ": ";
+  if (b.caching_allocator)
+    out << fmt::format("  Buffer: {}a PyTorch caching-allocator segment serving many tensors ({:#x}, {}; the segment "
+                       "was first requested at {}, which need not be this tensor's line); this tensor: {} of it",
+                       named, b.allocation, plural(b.allocation_bytes, "byte", "bytes"), where, range);
+  else
+    out << fmt::format("  Buffer: {}allocation at {} ({:#x}, {}), {}", named, where, b.allocation,
+                       plural(b.allocation_bytes, "byte", "bytes"), range);
+  if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
+  out << "\n    Allocation stack:\n";
+  write_stack(out, b.alloc_stack, full);
+}
+
+void write_buffer(std::ostream& out, const Finding& f, bool full) {
+  const auto& b = f.buffer;
+  if (!b.alloc_stack.empty() && b.allocation) return write_allocation_site(out, f, full);
   out << "  Buffer: " << printable(b.name);
   if (b.alloc_base != 0)
     out << fmt::format(" (allocation {:#x}, {})", b.alloc_base, plural(b.alloc_bytes, "byte", "bytes"));
@@ -69,16 +112,23 @@ void write_buffer(std::ostream& out, const Finding& f) {
   out << "\n";
 }
 
-void write_finding(std::ostream& out, const Finding& f) {
+void write_finding(std::ostream& out, const Finding& f, bool full) {
   out << kRule << "\n";
   out << "streamhaz: " << kind_id(f.kind) << ": " << printable(f.title) << "\n";
   if (f.kind == FindingKind::Race || f.kind == FindingKind::PossibleRace) {
-    write_race_ops(out, f);
-  } else {  // over-synchronisation: the operations on either side of it
-    if (f.first.seq) write_op(out, "After", f.first);
-    if (f.second.seq) write_op(out, "Before", f.second);
+    write_race_ops(out, f, full);
+  } else {  // over-synchronisation: the call itself, and the operations on either side of it
+    if (!f.sync_stack.empty()) {
+      const analysis::StackFrame* site = innermost_user_frame(f.sync_stack);
+      out << "  Synchronisation called at " << printable(frame_brief(site ? *site : f.sync_stack.front()))
+          << " by rank " << f.sync_rank << "  [seq " << f.sync_seq << "]\n";
+      out << "    Stack:\n";
+      write_stack(out, f.sync_stack, full);
+    }
+    if (f.first.seq) write_op(out, "After", f.first, full);
+    if (f.second.seq) write_op(out, "Before", f.second, full);
   }
-  if (f.kind == FindingKind::Race) write_buffer(out, f);
+  if (f.kind == FindingKind::Race) write_buffer(out, f, full);
   if (!f.missing_order.empty())
     out << "  " << (f.kind == FindingKind::OverSync ? "Proposal: " : "Missing order: ") << printable(f.missing_order) << "\n";
   if (f.kind != FindingKind::OverSync && overlapped_in_time(f.first, f.second))
@@ -136,7 +186,7 @@ std::string summary_line(const ReportInput& input) {
 }
 
 void write_text_report(std::ostream& out, const ReportInput& input) {
-  for (const Finding& f : input.analysis.findings) write_finding(out, f);
+  for (const Finding& f : input.analysis.findings) write_finding(out, f, input.full_stacks);
   for (const std::string& n : input.analysis.sync_notes) out << "note: " << printable(n) << "\n";
   if (!input.analysis.minimal_sync.empty()) {
     out << "Minimal synchronisation (event waits that order every conflicting pair the run orders):\n";

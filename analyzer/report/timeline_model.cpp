@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "streamhaz/report/stack_text.h"
 #include "streamhaz/report/timeline.h"
 #include "streamhaz/trace/reader.h"
 #include "timeline_placement.h"
@@ -107,7 +108,10 @@ class RankLoader {
     t.stream = stream_slots_[op.stream];
     t.kind = intern(kind);
     t.name = intern(name);
-    t.nvtx = intern(text(op.nvtx));
+    // Without older tracers' "?" segments; cleaned once per distinct path.
+    auto nvtx = nvtx_ids_.find(op.nvtx);
+    if (nvtx == nvtx_ids_.end()) nvtx = nvtx_ids_.emplace(op.nvtx, intern(nvtx_path(text(op.nvtx)))).first;
+    t.nvtx = nvtx->second;
     t.cls = cls;
     if (capturing_[op.stream]) {
       captured_.push_back(t);
@@ -171,6 +175,7 @@ class RankLoader {
 
   RankTimeline& out_;
   std::unordered_map<StringId, std::string> strings_;
+  std::unordered_map<StringId, uint32_t> nvtx_ids_;  // trace NVTX string -> interned cleaned path
   std::unordered_map<std::string, uint32_t> name_ids_;
   std::map<StreamId, uint32_t> stream_slots_;
   std::map<StreamId, StringId> stream_names_;

@@ -3,6 +3,8 @@
 //               the next gradients into ipg_buffer[0] while the reduction stream may still be
 //               all-reducing it
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
+//   stacks/     racy with call stacks: Python frames of a DeepSpeed-like program, torch frames
+//               and a native frame to fold, an unnamed pool of streams made by one call
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
 //   truncated-clean/  the same cut of clean: no finding, but part of the run went unchecked
@@ -55,6 +57,47 @@ void zero2_step(RankTraceBuilder& r, bool event_per_buffer) {
   r.device_sync();
 }
 
+// The racy step with the stacks a traced PyTorch program would have (format version 3).
+void zero2_step_with_stacks(RankTraceBuilder& r) {
+  const char* stage = "/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/zero/stage_1_and_2.py";
+  const char* train = "/home/user/project/train.py";
+  const ModuleId torch_cuda = r.module("/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so",
+                                       0x7f2000000000, 0x4000000, "feedface");
+  r.use_stack(r.stack({py("/opt/venv/lib/python3.11/site-packages/torch/cuda/streams.py", 34, "__new__"),
+                       py(stage, 140, "__init__"), py(train, 20, "main")}));
+  StreamId compute = r.stream("");
+  StreamId reduction = r.stream("");
+  r.stream("");  // the rest of the pool
+  r.use_stack(r.stack({py(stage, 130, "__init__"), py(train, 20, "main")}));
+  uint64_t grads = r.alloc(2 * kBucketBytes);
+  uint64_t ipg = r.alloc(kBucketBytes);
+  const CallsiteId copy = r.stack({native(torch_cuda, 0x1234), py("/opt/venv/lib/python3.11/site-packages/torch/"
+                                                                  "_tensor.py", 9, "copy_"),
+                                   py(stage, 912, "copy_grads_in_partition"), py(train, 44, "main")});
+  const CallsiteId grad = r.stack({py(train, 40, "backward_step"), py(train, 44, "main")});
+  r.push_range("?");  // an older tracer's unreadable range name
+  r.push_range("backward");
+  r.use_stack(grad);
+  r.kernel(compute, kGradKernel, {writes(grads, kBucketBytes)});
+  r.use_stack(copy);
+  r.memcpy(compute, ipg, grads, kBucketBytes);
+  EventId copied = r.event();
+  r.record(copied, compute);
+  r.wait(reduction, copied);
+  r.push_range("average_tensor");
+  r.use_stack(r.stack({py(stage, 1100, "average_tensor"), py(train, 44, "main")}));
+  r.all_reduce(reduction, ipg, ipg, kBucketBytes / 4, TraceBuilder::comm(0));
+  r.pop_range();
+  r.use_stack(grad);
+  r.kernel(compute, kGradKernel, {writes(grads + kBucketBytes, kBucketBytes)});
+  r.use_stack(copy);
+  r.memcpy(compute, ipg, grads + kBucketBytes, kBucketBytes);
+  r.pop_range();
+  r.pop_range();
+  r.use_stack(0);
+  r.device_sync();
+}
+
 void write_scenario(const fs::path& dir, bool event_per_buffer) {
   TraceBuilder run(2);
   for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), event_per_buffer);
@@ -85,6 +128,11 @@ int main(int argc, char** argv) {
   fs::remove_all(root);
   write_scenario(root / "racy", false);
   write_scenario(root / "clean", true);
+  {
+    TraceBuilder run(2);
+    for (int rank = 0; rank < run.world_size(); ++rank) zero2_step_with_stacks(run.rank(rank));
+    run.write_dir((root / "stacks").string());
+  }
 
   // Preamble (16 bytes, header length at 12), JSON header, then the first chunk's 16-byte head.
   std::string trace = read_file(root / "racy" / "rank0.shz");

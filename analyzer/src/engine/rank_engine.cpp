@@ -25,9 +25,9 @@ RankEngine::RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher&
 
 void RankEngine::apply(const trace::Record& r) {
   // A kernel's footprint arrives as the Access records after it; it is checked once the
-  // next record that can change the ordering state comes.
+  // next record that can change the ordering state comes (stack records change nothing).
   if (pending_.active && !std::holds_alternative<trace::Access>(r) && !std::holds_alternative<trace::Timing>(r) &&
-      !std::holds_alternative<trace::StringDef>(r))
+      !std::holds_alternative<trace::StringDef>(r) && !trace::is_stack_record(r))
     flush_pending();
   current_ = &r;
   std::visit([this](const auto& rec) { on(rec); }, r);

@@ -269,6 +269,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
                          : fmt::format("{} protects nothing", v.what);
       f.first = first.prev_ref;
       f.second = first.next_ref;
+      f.sync_rank = first.rank;  // the call judged, for its stack (attach_stacks)
+      f.sync_seq = first.seq;
       if (replay) {
         const Schedule& m = replay->measured();
         for (OpRef* op : {&f.first, &f.second}) {

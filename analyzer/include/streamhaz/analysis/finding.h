@@ -10,6 +10,28 @@
 
 namespace streamhaz::analysis {
 
+// One frame of a call stack. Python frames as the interpreter knew them; native frames by
+// module and offset, with file, line and function where offline symbolisation found them.
+struct StackFrame {
+  trace::FrameKind kind = trace::FrameKind::Python;
+  std::string file;      // "" when unknown
+  uint32_t line = 0;     // 0 when unknown
+  std::string function;  // "" when unknown
+  std::string module;    // native frames: path of the loaded object
+  uint64_t offset = 0;   // native frames: return address minus the object's load address
+  bool operator==(const StackFrame&) const = default;
+};
+using Stack = std::vector<StackFrame>;  // innermost frame first; empty: the trace has none
+
+// Where a stream came from, for streams without a program-given name. PyTorch creates its
+// stream pool lazily, many streams from one call: a creation stack several streams share
+// says nothing about this one, so such a stream is placed by its first operation instead.
+enum class StreamOriginKind { None, Created, FirstUsed };
+struct StreamOrigin {
+  StreamOriginKind kind = StreamOriginKind::None;
+  Stack stack;
+};
+
 // One operation named by a finding.
 struct OpRef {
   int rank = 0;
@@ -22,6 +44,8 @@ struct OpRef {
   std::string nvtx;           // NVTX range path at issue, "" when none
   trace::AccessMode role = trace::AccessMode::Read;  // what this op did to the bytes
   uint64_t start_ns = 0, end_ns = 0;  // GPU interval, 0 when not measured
+  Stack stack;                 // where the program issued it (traces with stacks)
+  StreamOrigin stream_origin;  // where its stream was created or first used
 };
 
 // The bytes two operations conflict on, located in the allocation that holds them.
@@ -31,6 +55,14 @@ struct BufferRef {
   uint64_t alloc_bytes = 0;
   uint64_t offset = 0;        // of the conflicting range within the allocation
   uint64_t bytes = 0;
+  // The traced allocation holding the bytes (its base may differ from alloc_base when a
+  // program-given name covers part of it), and where the program made it.
+  uint64_t allocation = 0;         // 0: not looked up or no stack
+  uint64_t allocation_bytes = 0;
+  Stack alloc_stack;
+  // The allocation is a PyTorch caching-allocator segment: it serves many tensors, and its
+  // stack is the first request's, not this tensor's.
+  bool caching_allocator = false;
 };
 
 // PossibleRace: one side is known only from the pointer tier (a launch argument pointing into
@@ -53,6 +85,10 @@ struct Finding {
   trace::FootprintTier tier = trace::FootprintTier::Api;
   bool exact = true;          // byte ranges exact (false: approximated extents)
   std::string detail;         // free text for humans (over-sync: stall time, predicted gain)
+  // Over-synchronisation: the synchronisation call judged (rank, seq; 0 when unknown) and its stack.
+  int sync_rank = 0;
+  uint64_t sync_seq = 0;
+  Stack sync_stack;
 };
 
 struct TraceSummary {

@@ -27,6 +27,12 @@ struct ReportInput {
   analysis::AnalysisResult analysis;  // findings: only those that are reported
   std::vector<SuppressedFinding> suppressed;
   std::string tool_version = kVersion;
+  // Text report: show every stack frame (torch internals, the Python standard library, CUDA
+  // and system libraries) instead of folding them (check --full-stacks).
+  bool full_stacks = false;
+  // SARIF: source files under this folder are given relative to it, so that code scanning
+  // links them to the repository (check --source-root); "" leaves paths as traced.
+  std::string source_root;
 };
 
 // "race" / "oversync": the names used on the command line, in suppression files, as the

@@ -1,0 +1,44 @@
+// How reports show call stacks: which frames are the user's, one line per frame, and the
+// folding of library internals (torch, the Python standard library, CUDA and system libraries)
+// that the text report hides unless asked for full stacks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "streamhaz/analysis/finding.h"
+
+namespace streamhaz::report {
+
+enum class FrameOrigin {
+  User,          // the program's own code
+  Library,       // third-party Python packages (site-packages: deepspeed...) and other native objects
+  Torch,         // torch/, torch/_*, libtorch*, libc10*
+  PythonStdlib,  // the Python standard library and interpreter
+  System,        // CUDA runtime and driver, NCCL, libc, libstdc++, the tracer
+};
+FrameOrigin frame_origin(const analysis::StackFrame& f);
+bool hidden_by_default(FrameOrigin o);
+
+// "deepspeed/runtime/zero/stage_1_and_2.py" for a file under site-packages; the path as given otherwise.
+std::string short_path(const std::string& path);
+
+// "train.py:42 in step"; native: "reduce.cu:88 in launch_reduce (reducer+0x1234)", or
+// "libfoo.so+0x1234" where nothing is known. Not escaped.
+std::string frame_text(const analysis::StackFrame& f);
+// The same with the file's base name only, for one-line summaries ("created at train.py:42 in step").
+std::string frame_brief(const analysis::StackFrame& f);
+
+// The innermost frame of user or library code (what a finding points at), or null.
+const analysis::StackFrame* innermost_user_frame(const analysis::Stack& stack);
+
+// The lines a report prints for a stack, innermost first: "#0 train.py:42 in step", and folded
+// runs such as "[3 frames in torch]". Without `full`, hidden frames are folded and at most
+// `max_shown` frames are shown. Not escaped.
+std::vector<std::string> stack_lines(const analysis::Stack& stack, bool full, size_t max_shown = 8);
+
+// An NVTX range path without the "?" segments older tracers wrote for ranges whose message
+// they could not read ("?/step/backward" -> "step/backward").
+std::string nvtx_path(const std::string& path);
+
+}  // namespace streamhaz::report

@@ -1,0 +1,187 @@
+// Attribution: the stacks a trace holds reach the findings (both operations, the buffer's
+// allocation site, the streams' origins) without changing what a finding is.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "scenario.h"
+#include "streamhaz/analysis/attribution.h"
+#include "streamhaz/report/json_report.h"
+#include "streamhaz/report/text_report.h"
+
+using namespace streamhaz::testing;
+using streamhaz::analysis::StreamOriginKind;
+
+namespace {
+
+constexpr const char* kStage = "/usr/lib/python3/dist-packages/deepspeed/runtime/zero/stage_1_and_2.py";
+
+struct Options {
+  bool stacks = true;
+  bool caching_allocator = false;  // the bucket comes from PyTorch's caching allocator
+  bool pool = true;                // the reduction stream is one of a pool made by one call
+};
+
+// The ZeRO-2 bucket race: a copy into the bucket on one stream, the all-reduce of its previous
+// contents on another, nothing ordering them.
+TraceBuilder bucket_race(const Options& o) {
+  TraceBuilder run(1);
+  RankTraceBuilder& r = run.rank(0);
+  const ModuleId c10 = r.module("/opt/venv/lib/python3.10/site-packages/torch/lib/libc10_cuda.so", 0x7f1000000000,
+                                0x100000, "00112233");
+  const CallsiteId init = r.stack({py(kStage, 120, "__init__"), py("/home/user/train.py", 30, "main")});
+  const CallsiteId alloc = o.caching_allocator
+                               ? r.stack({native(c10, 0x4242), py("/opt/venv/lib/python3.10/site-packages/torch/"
+                                                                  "cuda/memory.py", 80, "empty"),
+                                          py(kStage, 130, "__init__"), py("/home/user/train.py", 30, "main")})
+                               : r.stack({py(kStage, 130, "__init__"), py("/home/user/train.py", 30, "main")});
+  const CallsiteId copy = r.stack({py("/opt/venv/lib/python3.10/site-packages/torch/_tensor.py", 9, "copy_"),
+                                   py(kStage, 912, "copy_grads_in_partition"), py("/home/user/train.py", 44, "main")});
+  const CallsiteId reduce = r.stack({py(kStage, 1100, "average_tensor"), py("/home/user/train.py", 44, "main")});
+  if (o.stacks) r.use_stack(init);
+  const StreamId compute = r.stream("", false);  // unnamed, made by its own call
+  if (o.stacks && o.pool) r.use_stack(r.stack({py("/opt/venv/lib/python3.10/site-packages/torch/cuda/streams.py",
+                                                   30, "__new__"), py(kStage, 140, "__init__")}));
+  const StreamId reduction = r.stream("");
+  const StreamId spare = r.stream("");
+  (void)spare;
+  if (o.stacks) r.use_stack(alloc);
+  const uint64_t segment = r.alloc(1 << 20);
+  const uint64_t bucket = segment + 4096;
+  const uint64_t grads = r.alloc(1 << 16);
+  if (o.stacks) r.use_stack(reduce);
+  r.all_reduce(reduction, bucket, bucket, 1024, TraceBuilder::comm(0));
+  if (o.stacks) r.use_stack(copy);
+  r.memcpy(compute, bucket, grads, 4096);
+  return run;
+}
+
+AnalysisResult attributed(const TraceBuilder& run) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  AnalysisResult result = streamhaz::analysis::analyze(expand_trace_paths({dir.string()}), {});
+  streamhaz::analysis::attach_stacks(result);
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+std::string text_of(const AnalysisResult& a, bool full = false) {
+  streamhaz::report::ReportInput input;
+  input.analysis = a;
+  input.full_stacks = full;
+  std::ostringstream out;
+  streamhaz::report::write_text_report(out, input);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("a race's operations carry the stacks they were issued from", "[attribution]") {
+  const AnalysisResult res = attributed(bucket_race({}));
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  REQUIRE(f.second.stack.size() == 3);
+  CHECK(f.second.stack[1].file == kStage);
+  CHECK(f.second.stack[1].line == 912);
+  CHECK(f.second.stack[1].function == "copy_grads_in_partition");
+  REQUIRE(f.first.stack.size() == 2);
+  CHECK(f.first.stack[0].line == 1100);
+  CHECK(f.first.kind == "ncclAllReduce");
+
+  SECTION("the buffer is named by its allocation site, with the bytes within the allocation") {
+    CHECK(f.buffer.allocation != 0);
+    CHECK(f.buffer.allocation_bytes == 1 << 20);
+    REQUIRE(f.buffer.alloc_stack.size() == 2);
+    CHECK(f.buffer.alloc_stack[0].line == 130);
+    CHECK_FALSE(f.buffer.caching_allocator);
+    const std::string text = text_of(res);
+    CHECK_THAT(text, Catch::Contains("Buffer: allocation at stage_1_and_2.py:130 in __init__ (0x") &&
+                         Catch::Contains("bytes [4096, 8192)"));
+  }
+  SECTION("a stream with its own creation call is named by it") {
+    CHECK(f.second.stream_origin.kind == StreamOriginKind::Created);
+    REQUIRE_FALSE(f.second.stream_origin.stack.empty());
+    CHECK(f.second.stream_origin.stack[0].line == 120);
+    CHECK_THAT(text_of(res), Catch::Contains("stream 1 (created at stage_1_and_2.py:120 in __init__)"));
+  }
+  SECTION("a stream of a pool made by one call is named by its first use") {
+    CHECK(f.first.stream_origin.kind == StreamOriginKind::FirstUsed);
+    REQUIRE_FALSE(f.first.stream_origin.stack.empty());
+    CHECK(f.first.stream_origin.stack[0].line == 1100);
+    CHECK_THAT(text_of(res), Catch::Contains("stream 2 (first used at stage_1_and_2.py:1100 in average_tensor)"));
+  }
+  SECTION("the text report folds torch frames unless asked for full stacks") {
+    const std::string text = text_of(res);
+    CHECK_THAT(text, Catch::Contains("[1 frame in torch]") &&
+                         Catch::Contains("#1 deepspeed/runtime/zero/stage_1_and_2.py:912 in copy_grads_in_partition") &&
+                         Catch::Contains("#2 /home/user/train.py:44 in main"));
+    CHECK_THAT(text, !Catch::Contains("_tensor.py"));
+    CHECK_THAT(text_of(res, true), Catch::Contains("#0 torch/_tensor.py:9 in copy_") && !Catch::Contains("frame in torch"));
+  }
+  SECTION("JSON carries the stacks") {
+    streamhaz::report::ReportInput input;
+    input.analysis = res;
+    const auto j = streamhaz::report::json_report(input);
+    const auto& second = j["findings"][0]["second"];
+    CHECK(second["stack"][1]["line"] == 912);
+    CHECK(second["stack"][1]["kind"] == "python");
+    CHECK(second["stream_origin"]["how"] == "created");
+    CHECK(j["findings"][0]["buffer"]["alloc_stack"][0]["function"] == "__init__");
+  }
+}
+
+TEST_CASE("stacks never change a finding's identity", "[attribution]") {
+  const AnalysisResult with = attributed(bucket_race({}));
+  const AnalysisResult without = attributed(bucket_race({.stacks = false}));
+  REQUIRE(with.findings.size() == 1);
+  REQUIRE(without.findings.size() == 1);
+  CHECK(with.findings[0].key == without.findings[0].key);
+  CHECK(with.findings[0].title == without.findings[0].title);
+  CHECK(without.findings[0].second.stack.empty());
+  CHECK(without.findings[0].buffer.alloc_stack.empty());
+  // Without stacks, the text report reads as before.
+  CHECK_THAT(text_of(without), Catch::Contains("Buffer: allocation 0x") && !Catch::Contains("Stack:"));
+}
+
+TEST_CASE("a caching-allocator segment is said to serve many tensors", "[attribution]") {
+  const AnalysisResult res = attributed(bucket_race({.caching_allocator = true}));
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  CHECK(f.buffer.caching_allocator);
+  const std::string text = text_of(res);
+  CHECK_THAT(text, Catch::Contains("a PyTorch caching-allocator segment serving many tensors") &&
+                       Catch::Contains("this tensor: bytes [4096, 8192) of it") &&
+                       Catch::Contains("first requested at stage_1_and_2.py:130 in __init__"));
+  // The native frame and the torch frame of the allocation are folded.
+  CHECK_THAT(text, Catch::Contains("[2 frames in torch]"));
+}
+
+TEST_CASE("streams made under one call site are placed by their first use", "[attribution]") {
+  const AnalysisResult res = attributed(bucket_race({.pool = false}));
+  REQUIRE(res.findings.size() == 1);
+  // Both streams were made under the same stack: neither creation call names one stream.
+  CHECK(res.findings[0].first.stream_origin.kind == StreamOriginKind::FirstUsed);
+  CHECK(res.findings[0].second.stream_origin.kind == StreamOriginKind::FirstUsed);
+}
+
+TEST_CASE("stack records between a kernel and its accesses do not cut its footprint off", "[attribution]") {
+  // A tracer may define a new frame and call site between a launch and its exact-tier Access
+  // records: the kernel's footprint must still reach the race check.
+  TraceBuilder run(1);
+  RankTraceBuilder& r = run.rank(0);
+  const StreamId a = r.stream("a"), b = r.stream("b");
+  const uint64_t buf = r.alloc(4096, "buf");
+  r.kernel(a, "writer_a", {writes(buf, 4096)}, 10, FootprintTier::Exact);
+  const uint64_t k = r.kernel(b, "writer_b", {}, 10, FootprintTier::Exact);
+  r.add(StringDef{1000, "late.py"});
+  r.add(FrameDef{1000, FrameKind::Python, 1000, 0, 7, 0, 0});
+  r.add(CallsiteDef{1000, 0, 1000});
+  r.add(Access{k, buf, 4096, AccessMode::Write, FootprintTier::Exact});
+  r.add(StackRef{k, 1000});
+  r.device_sync();
+  const AnalysisResult res = attributed(run);
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].second.name == "writer_b");
+  REQUIRE(res.findings[0].second.stack.size() == 1);
+  CHECK(res.findings[0].second.stack[0].line == 7);
+}
