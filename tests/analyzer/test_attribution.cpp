@@ -6,6 +6,7 @@
 
 #include "scenario.h"
 #include "streamhaz/analysis/attribution.h"
+#include "streamhaz/analysis/sync.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/text_report.h"
 
@@ -184,4 +185,40 @@ TEST_CASE("stack records between a kernel and its accesses do not cut its footpr
   CHECK(res.findings[0].second.name == "writer_b");
   REQUIRE(res.findings[0].second.stack.size() == 1);
   CHECK(res.findings[0].second.stack[0].line == 7);
+}
+
+TEST_CASE("an over-synchronisation finding carries its wait's call site", "[attribution][oversync]") {
+  // The reduction stream writes X, then Y; the compute stream waits for each, but nothing on it
+  // touches Y afterwards: the second wait protects nothing and stalls.
+  TraceBuilder run(1);
+  RankTraceBuilder& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X"), y = r0.alloc(4096, "Y"), z = r0.alloc(4096, "Z");
+  const EventId e1 = r0.event(), e2 = r0.event();
+  r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+  r0.record(e1, r);
+  r0.wait(c, e1);
+  r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+  r0.kernel(r, "write_y", {writes(y, 4096)}, 100);
+  r0.record(e2, r);
+  r0.use_stack(r0.stack({py("/home/user/train.py", 77, "sync_grads"), py("/home/user/train.py", 10, "main")}));
+  r0.wait(c, e2);
+  r0.use_stack(0);
+  r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
+
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  const auto files = expand_trace_paths({dir.string()});
+  AnalysisResult res = streamhaz::analysis::analyze(files, {});
+  streamhaz::analysis::SyncReport rep = streamhaz::analysis::analyze_sync(files, {}, {}, &res.findings);
+  for (Finding& f : rep.findings) res.findings.push_back(std::move(f));
+  streamhaz::analysis::attach_stacks(res);
+  std::filesystem::remove_all(dir);
+
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  CHECK(f.kind == streamhaz::analysis::FindingKind::OverSync);
+  REQUIRE(f.sync_stack.size() == 2);
+  CHECK(f.sync_stack[0].line == 77);
+  CHECK_THAT(text_of(res), Catch::Contains("Synchronisation called at train.py:77 in sync_grads by rank 0"));
 }
