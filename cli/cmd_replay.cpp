@@ -80,15 +80,23 @@ int run_replay(const ReplayCliOptions& o) {
   std::cout << fmt::format("  replayed unchanged: {} ({} against measured)\n", ms(unchanged.step_ns),
                            pct(unchanged.step_ns, measured.step_ns));
   if (!w.empty()) {
-    std::vector<std::string> advice;
-    if (w.minimal_sync) {
-      const analysis::WhatIf m = analysis::minimal_sync(run, &advice);
-      w.drop.insert(m.drop.begin(), m.drop.end());
-      w.add.insert(w.add.end(), m.add.begin(), m.add.end());
-    }
+    std::vector<std::string> advice, rotation_notes;
     std::vector<analysis::RankRecords> edited;
     try {
-      edited = analysis::apply_edits(run, w);
+      // The buffer rotation first: the other edits (minimal-sync included) apply to its result.
+      std::vector<analysis::RankRecords> base;
+      if (w.rotation) {
+        analysis::WhatIf rotation_edits;
+        base = analysis::apply_edits(analysis::rotate_buffers(run, *w.rotation, rotation_edits, &rotation_notes),
+                                     rotation_edits);
+      }
+      const std::vector<analysis::RankRecords>& source = w.rotation ? base : run;
+      if (w.minimal_sync) {
+        const analysis::WhatIf m = analysis::minimal_sync(source, &advice);
+        w.drop.insert(m.drop.begin(), m.drop.end());
+        w.add.insert(w.add.end(), m.add.begin(), m.add.end());
+      }
+      edited = analysis::apply_edits(source, w);
     } catch (const analysis::WhatIfError& e) {
       std::cerr << "streamhaz replay: " << e.what() << "\n";
       return kExitUsage;
@@ -99,6 +107,7 @@ int run_replay(const ReplayCliOptions& o) {
     for (size_t i = 0; i < run.size(); ++i)
       std::cout << fmt::format("    rank {}: {}\n", run[i].rank, ms(s.rank_step_ns[i]));
     for (const std::string& line : w.lines) std::cout << "    given: " << line << "\n";
+    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << n << "\n";
     if (w.minimal_sync)
       for (const std::string& a : advice) std::cout << "    minimal sync: " << a << "\n";
     // Does the edited run race where the captured one did not?
@@ -128,7 +137,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--what-if", o->what_ifs,
                   "An edit (repeatable, all applied together), or @FILE of them: 'drop rank=R seq=S', "
                   "'drop kind=wait|event-sync|stream-sync|device-sync', 'add-wait rank=R after=S1 before=S2', "
-                  "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync'")
+                  "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync', 'ipg-buffers N [name=GLOB]'")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step")->capture_default_str();
@@ -140,6 +149,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  streamhaz replay traces/race-2gpu --what-if 'scale stream=\"reduction stream\" factor=1.4'\n"
       "  streamhaz replay traces/device-2gpu --what-if 'drop kind=device-sync'\n"
+      "  streamhaz replay traces/event-2gpu --what-if 'ipg-buffers 3'\n"
       "  streamhaz check traces/serialize-2gpu --minimal-sync min.spec; streamhaz replay traces/serialize-2gpu "
       "--what-if @min.spec\n"
       "Exit status: 0, or 2 for a usage error or an unreadable trace.");

@@ -74,7 +74,13 @@ void parse_what_if(const std::string& line, WhatIf& out) {
   const std::vector<std::string> w = words(line);
   if (w.empty()) return;
   std::map<std::string, std::string> kv;
-  for (size_t i = 1; i < w.size(); ++i) {
+  size_t first_key = 1;
+  std::string count;  // ipg-buffers N: the one positional value
+  if (w[0] == "ipg-buffers" && w.size() > 1 && w[1].find('=') == std::string::npos) {
+    count = w[1];
+    first_key = 2;
+  }
+  for (size_t i = first_key; i < w.size(); ++i) {
     const size_t eq = w[i].find('=');
     if (eq == std::string::npos || eq == 0) throw WhatIfError(fmt::format("expected key=value, found '{}'", w[i]));
     const std::string key = w[i].substr(0, eq);
@@ -119,11 +125,20 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     if (s.stream.empty() && s.kernel.empty()) throw WhatIfError("'scale' needs stream= or kernel=");
     s.factor = factor_of(need("factor"));
     out.scales.push_back(s);
+  } else if (verb == "ipg-buffers") {
+    allow({"name"});
+    if (count.empty()) throw WhatIfError("'ipg-buffers' needs the number of buffers: ipg-buffers N [name=GLOB]");
+    const bool digits = count.size() <= 2 && std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const uint64_t n = digits ? std::stoull(count) : 0;
+    if (n < 1 || n > 64) throw WhatIfError("ipg-buffers: the number of buffers is a whole number from 1 to 64, found '" + count + "'");
+    if (out.rotation) throw WhatIfError("'ipg-buffers' given twice");
+    out.rotation = BufferRotation{static_cast<int>(n), kv.count("name") ? kv["name"] : ""};
+    if (kv.count("name") && out.rotation->name.empty()) throw WhatIfError("ipg-buffers: name= needs a glob");
   } else if (verb == "minimal-sync") {
     allow({});
     out.minimal_sync = true;
   } else {
-    throw WhatIfError("unknown what-if '" + verb + "' (known: drop, add-wait, scale, minimal-sync)");
+    throw WhatIfError("unknown what-if '" + verb + "' (known: drop, add-wait, scale, minimal-sync, ipg-buffers)");
   }
   out.lines.push_back(line);
 }
@@ -141,6 +156,11 @@ std::string format_what_if(const WhatIf& w) {
     out << " factor=" << s.factor << "\n";
   }
   if (w.minimal_sync) out << "minimal-sync\n";
+  if (w.rotation) {
+    out << "ipg-buffers " << w.rotation->buffers;
+    if (!w.rotation->name.empty()) out << " name=" << quoted(w.rotation->name);
+    out << "\n";
+  }
   return out.str();
 }
 
