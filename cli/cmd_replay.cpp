@@ -96,12 +96,13 @@ int run_replay(const ReplayCliOptions& o) {
         w.drop.insert(m.drop.begin(), m.drop.end());
         w.add.insert(w.add.end(), m.add.begin(), m.add.end());
       }
+      analysis::resolve_barrier_drops(source, w);
       edited = analysis::apply_edits(source, w);
     } catch (const analysis::WhatIfError& e) {
       std::cerr << "streamhaz replay: " << e.what() << "\n";
       return kExitUsage;
     }
-    const analysis::Schedule s = replay->run(edited, w.scales);
+    const analysis::Schedule s = replay->run(edited, w.scales, &w.drop);
     std::cout << fmt::format("  what-if:            {} ({} against the unchanged replay)\n", ms(s.step_ns),
                              pct(s.step_ns, unchanged.step_ns));
     for (size_t i = 0; i < run.size(); ++i)
@@ -114,6 +115,7 @@ int run_replay(const ReplayCliOptions& o) {
     analysis::AnalysisOptions ao;
     ao.backfill_timings = false;
     const auto before = analysis::analyze_records(run, ao);
+    ao.skip_syncs = &w.drop;  // dropped legacy-stream barriers
     const auto after = analysis::analyze_records(edited, ao);
     uint64_t n_before = 0, n_after = 0;
     for (const auto& f : before.findings) n_before += f.occurrences;
@@ -136,7 +138,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--what-if", o->what_ifs,
                   "An edit (repeatable, all applied together), or @FILE of them: 'drop rank=R seq=S', "
-                  "'drop kind=wait|event-sync|stream-sync|device-sync', 'add-wait rank=R after=S1 before=S2', "
+                  "'drop kind=wait|event-sync|stream-sync|device-sync|legacy-barrier', 'add-wait rank=R after=S1 before=S2', "
                   "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync', 'ipg-buffers N [name=GLOB]'")
       ->type_name("SPEC")
       ->allow_extra_args(false);

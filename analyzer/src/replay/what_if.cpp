@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "streamhaz/analysis/replay.h"
+#include "sync/sync_sites.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -54,7 +55,7 @@ double factor_of(const std::string& v) {
   return f;
 }
 
-const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync"};
+const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync", "legacy-barrier"};
 
 std::string quoted(const std::string& s) {
   return s.find_first_of(" \t#") == std::string::npos && !s.empty() ? s : "\"" + s + "\"";
@@ -68,6 +69,16 @@ const char* sync_kind(const trace::Record& r) {
   if (std::holds_alternative<trace::StreamSync>(r)) return "stream-sync";
   if (std::holds_alternative<trace::DeviceSync>(r)) return "device-sync";
   return nullptr;
+}
+
+void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w) {
+  if (!w.drop_kinds.count("legacy-barrier")) return;
+  for (const RankRecords& rr : run) {
+    const StreamKinds kinds = stream_kinds(rr.records);
+    for (const trace::Record& r : rr.records)
+      if (const trace::OpCommon* op = trace::op_common(r); op && kinds.legacy(op->stream))
+        w.drop.insert({rr.rank, op->seq});
+  }
 }
 
 void parse_what_if(const std::string& line, WhatIf& out) {
@@ -105,7 +116,8 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     if (kv.count("kind")) {
       if (kv.size() != 1) throw WhatIfError("'drop kind=' takes no other key");
       if (!kSyncKinds.count(kv["kind"]))
-        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, found '" + kv["kind"] + "'");
+        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, legacy-barrier, found '" +
+                          kv["kind"] + "'");
       out.drop_kinds.insert(kv["kind"]);
     } else {
       out.drop.insert({static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("seq", need("seq"))});

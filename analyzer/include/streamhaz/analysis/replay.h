@@ -56,8 +56,9 @@ struct BufferRotation {
 
 struct WhatIf {
   std::vector<std::string> lines;                // as given, for reports
-  std::set<std::pair<int, uint64_t>> drop;        // synchronisation records removed: (rank, seq)
-  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync
+  std::set<std::pair<int, uint64_t>> drop;        // synchronisations removed (rank, seq); legacy-stream
+                                                  // operations: their implicit barrier
+  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync, legacy-barrier
   std::vector<AddedWait> add;
   std::vector<DurationScale> scales;
   bool minimal_sync = false;                      // resolved by the caller into drop + add
@@ -78,7 +79,12 @@ void parse_what_if(const std::string& line, WhatIf& out);
 // The lines of a what-if spec as parse_what_if reads them.
 std::string format_what_if(const WhatIf& w);
 
-// A copy of the run with the drops and added waits applied (scales act in the replay).
+// `drop kind=legacy-barrier`: every legacy-stream operation goes into `w.drop` (its record
+// stays; the replay and the race check skip its implicit barrier, keeping its stream order).
+void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w);
+
+// A copy of the run with the drops and added waits applied (scales act in the replay; dropped
+// legacy-stream barriers act there and in the race check through `w.drop`).
 std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w);
 
 // A copy of the run whose rotating buffers number `spec.buffers` (docs/sync-and-replay.md):
@@ -131,8 +137,10 @@ class Replayer {
 
   // The schedule of the captured run as measured (untimed operations estimated).
   const Schedule& measured() const;
-  // Simulates `edited` (apply_edits of the fitted run) with the scales applied.
-  Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {}) const;
+  // Simulates `edited` (apply_edits of the fitted run) with the scales applied; legacy-stream
+  // operations in `no_barrier` (rank, seq: a what-if's drops) lose their implicit barrier.
+  Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {},
+               const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr) const;
   // The unedited run simulated: equals measured() up to the model's residuals.
   Schedule run_unchanged() const;
 
