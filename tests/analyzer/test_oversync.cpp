@@ -251,4 +251,22 @@ TEST_CASE("replay: a legacy-stream barrier can be dropped, by seq or by kind", "
   }
 }
 
+TEST_CASE("oversync: a host synchronisation after a kernel given a pointer into mapped host memory is kept",
+          "[oversync]") {
+  // The kernel may write the pinned (mapped) buffer through its argument, and the host's reads
+  // are not traced: the synchronisation is taken as the host's wait for it.
+  for (const bool mapped : {true, false}) {
+    TraceBuilder run(1);
+    auto& r0 = run.rank(0);
+    const StreamId s = r0.stream("s");
+    const uint64_t host = r0.host_alloc(4096, /*pinned=*/true), dev = r0.alloc(4096, "D");
+    r0.kernel(s, "writes_result", {mapped ? pointer_arg(host) : pointer_arg(dev)}, 100, FootprintTier::Pointer);
+    r0.stream_sync(s);
+    r0.kernel(s, "next", {}, 10);
+    const SyncReport rep = sync_report(run);
+    REQUIRE(rep.verdicts.size() == 1);
+    CHECK(rep.verdicts[0].verdict == (mapped ? "host-read" : "redundant"));
+  }
+}
+
 }  // namespace streamhaz::testing
