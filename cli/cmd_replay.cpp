@@ -80,31 +80,42 @@ int run_replay(const ReplayCliOptions& o) {
   std::cout << fmt::format("  replayed unchanged: {} ({} against measured)\n", ms(unchanged.step_ns),
                            pct(unchanged.step_ns, measured.step_ns));
   if (!w.empty()) {
-    std::vector<std::string> advice;
-    if (w.minimal_sync) {
-      const analysis::WhatIf m = analysis::minimal_sync(run, &advice);
-      w.drop.insert(m.drop.begin(), m.drop.end());
-      w.add.insert(w.add.end(), m.add.begin(), m.add.end());
-    }
+    std::vector<std::string> advice, rotation_notes;
     std::vector<analysis::RankRecords> edited;
     try {
-      edited = analysis::apply_edits(run, w);
+      // The buffer rotation first: the other edits (minimal-sync included) apply to its result.
+      std::vector<analysis::RankRecords> base;
+      if (w.rotation) {
+        analysis::WhatIf rotation_edits;
+        base = analysis::apply_edits(analysis::rotate_buffers(run, *w.rotation, rotation_edits, &rotation_notes),
+                                     rotation_edits);
+      }
+      const std::vector<analysis::RankRecords>& source = w.rotation ? base : run;
+      if (w.minimal_sync) {
+        const analysis::WhatIf m = analysis::minimal_sync(source, &advice);
+        w.drop.insert(m.drop.begin(), m.drop.end());
+        w.add.insert(w.add.end(), m.add.begin(), m.add.end());
+      }
+      analysis::resolve_barrier_drops(source, w);
+      edited = analysis::apply_edits(source, w);
     } catch (const analysis::WhatIfError& e) {
       std::cerr << "streamhaz replay: " << e.what() << "\n";
       return kExitUsage;
     }
-    const analysis::Schedule s = replay->run(edited, w.scales);
+    const analysis::Schedule s = replay->run(edited, w.scales, &w.drop);
     std::cout << fmt::format("  what-if:            {} ({} against the unchanged replay)\n", ms(s.step_ns),
                              pct(s.step_ns, unchanged.step_ns));
     for (size_t i = 0; i < run.size(); ++i)
       std::cout << fmt::format("    rank {}: {}\n", run[i].rank, ms(s.rank_step_ns[i]));
     for (const std::string& line : w.lines) std::cout << "    given: " << line << "\n";
+    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << n << "\n";
     if (w.minimal_sync)
       for (const std::string& a : advice) std::cout << "    minimal sync: " << a << "\n";
     // Does the edited run race where the captured one did not?
     analysis::AnalysisOptions ao;
     ao.backfill_timings = false;
     const auto before = analysis::analyze_records(run, ao);
+    ao.skip_syncs = &w.drop;  // dropped legacy-stream barriers
     const auto after = analysis::analyze_records(edited, ao);
     uint64_t n_before = 0, n_after = 0;
     for (const auto& f : before.findings) n_before += f.occurrences;
@@ -127,8 +138,8 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option("--what-if", o->what_ifs,
                   "An edit (repeatable, all applied together), or @FILE of them: 'drop rank=R seq=S', "
-                  "'drop kind=wait|event-sync|stream-sync|device-sync', 'add-wait rank=R after=S1 before=S2', "
-                  "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync'")
+                  "'drop kind=wait|event-sync|stream-sync|device-sync|legacy-barrier', 'add-wait rank=R after=S1 before=S2', "
+                  "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync', 'ipg-buffers N [name=GLOB]'")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step")->capture_default_str();
@@ -140,6 +151,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  streamhaz replay traces/race-2gpu --what-if 'scale stream=\"reduction stream\" factor=1.4'\n"
       "  streamhaz replay traces/device-2gpu --what-if 'drop kind=device-sync'\n"
+      "  streamhaz replay traces/event-2gpu --what-if 'ipg-buffers 3'\n"
       "  streamhaz check traces/serialize-2gpu --minimal-sync min.spec; streamhaz replay traces/serialize-2gpu "
       "--what-if @min.spec\n"
       "Exit status: 0, or 2 for a usage error or an unreadable trace.");

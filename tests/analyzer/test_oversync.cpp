@@ -163,3 +163,110 @@ TEST_CASE("manifestation: the slowdown under which a race's operations overlap",
 }
 
 }  // namespace streamhaz::testing
+
+namespace streamhaz::testing {
+namespace {
+
+// A legacy-stream memset between two kernels of a blocking stream. TraceBuilder's simulated
+// times ignore the legacy-stream barrier, so they are set here as CUDA runs it: K1 0..200 µs,
+// the memset waits for it (200..210) and K2 waits for the memset (210..220), from K1's start.
+// `needed`: the memset copies from what K1 wrote and K2 reads what it wrote, so both edges
+// of its barrier order a conflicting pair; otherwise nothing touches the same bytes.
+std::filesystem::path legacy_barrier_dir(bool needed, uint64_t* memset_seq = nullptr) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId b = r0.stream("worker", /*non_blocking=*/false), legacy = r0.legacy_stream();
+  const uint64_t a = r0.alloc(4096, "A"), x = r0.alloc(4096, "B"), c = r0.alloc(4096, "C");
+  const uint64_t k1 = r0.kernel(b, "K1", {writes(a, 4096)}, 200);
+  const uint64_t m = needed ? r0.memcpy(legacy, x, a, 4096, MemcpyKind::DeviceToDevice, 10)
+                            : r0.memset(legacy, x, 4096, 0, 10);
+  const uint64_t k2 = r0.kernel(b, "K2", {needed ? reads(x, 4096) : writes(c, 4096)}, 10);
+  if (memset_seq) *memset_seq = m;
+  std::vector<Record> recs = r0.records();
+  uint64_t t0 = 0;
+  for (const Record& r : recs)
+    if (const auto* t = std::get_if<Timing>(&r); t && t->op_seq == k1) t0 = t->start_ns;
+  for (Record& r : recs)
+    if (auto* t = std::get_if<Timing>(&r)) {
+      if (t->op_seq == m) *t = Timing{m, t0 + 200000, t0 + 210000};
+      if (t->op_seq == k2) *t = Timing{k2, t0 + 210000, t0 + 220000};
+    }
+  const auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  {
+    TraceFileWriter w((dir / "rank0.shz").string(), r0.header());
+    for (const Record& r : recs) w.add(r);
+  }
+  return dir;
+}
+
+SyncReport legacy_barrier_report(bool needed, uint64_t* memset_seq = nullptr) {
+  const auto dir = legacy_barrier_dir(needed, memset_seq);
+  SyncReport rep = analysis::analyze_sync(expand_trace_paths({dir.string()}), {}, {});
+  std::filesystem::remove_all(dir);
+  return rep;
+}
+
+}  // namespace
+
+TEST_CASE("oversync: a legacy-stream barrier that orders nothing and stalls is a finding", "[oversync][legacy]") {
+  uint64_t seq = 0;
+  const SyncReport rep = legacy_barrier_report(false, &seq);
+  REQUIRE(rep.findings.size() == 1);
+  const Finding& f = rep.findings[0];
+  INFO(f.detail);
+  CHECK(f.title.find("implicit barrier of memset") != std::string::npos);
+  CHECK(f.title.find("protects nothing") != std::string::npos);
+  CHECK(f.second.seq == seq);
+  CHECK(f.missing_order.find("non-blocking stream") != std::string::npos);
+  // The memset waited 200 µs for K1; without the barrier it runs at once and K2 follows K1:
+  // the run ends at 210 µs instead of 220 µs.
+  CHECK(f.detail.find("stalled 200.0 µs") != std::string::npos);
+  CHECK(f.detail.find("step of 210.0 µs without it") != std::string::npos);
+}
+
+TEST_CASE("oversync: a legacy-stream barrier that orders a conflicting pair is not flagged", "[oversync][legacy]") {
+  const SyncReport rep = legacy_barrier_report(true);
+  CHECK(rep.findings.empty());
+  bool protects = false;
+  for (const auto& v : rep.verdicts) protects |= v.verdict == "protects" && v.what.find("implicit barrier") != std::string::npos;
+  CHECK(protects);
+}
+
+TEST_CASE("replay: a legacy-stream barrier can be dropped, by seq or by kind", "[replay][legacy]") {
+  uint64_t seq = 0;
+  const auto dir = legacy_barrier_dir(false, &seq);
+  const auto records = analysis::load_run(expand_trace_paths({dir.string()}));
+  std::filesystem::remove_all(dir);
+  const analysis::Replayer replay(records);
+  REQUIRE(replay.run_unchanged().step_ns == 220000);
+  for (const std::string spec : {"drop rank=0 seq=" + std::to_string(seq), std::string("drop kind=legacy-barrier")}) {
+    analysis::WhatIf w;
+    analysis::parse_what_if(spec, w);
+    analysis::resolve_barrier_drops(records, w);
+    REQUIRE(w.drop == std::set<std::pair<int, uint64_t>>{{0, seq}});
+    const auto edited = analysis::apply_edits(records, w);
+    CHECK(replay.run(edited, {}, &w.drop).step_ns == 210000);  // the memset no longer waits for K1
+    CHECK(replay.run(edited).step_ns == 220000);                // the record stays: only the barrier goes
+  }
+}
+
+TEST_CASE("oversync: a host synchronisation after a kernel given a pointer into mapped host memory is kept",
+          "[oversync]") {
+  // The kernel may write the pinned (mapped) buffer through its argument, and the host's reads
+  // are not traced: the synchronisation is taken as the host's wait for it.
+  for (const bool mapped : {true, false}) {
+    TraceBuilder run(1);
+    auto& r0 = run.rank(0);
+    const StreamId s = r0.stream("s");
+    const uint64_t host = r0.host_alloc(4096, /*pinned=*/true), dev = r0.alloc(4096, "D");
+    r0.kernel(s, "writes_result", {mapped ? pointer_arg(host) : pointer_arg(dev)}, 100, FootprintTier::Pointer);
+    r0.stream_sync(s);
+    r0.kernel(s, "next", {}, 10);
+    const SyncReport rep = sync_report(run);
+    REQUIRE(rep.verdicts.size() == 1);
+    CHECK(rep.verdicts[0].verdict == (mapped ? "host-read" : "redundant"));
+  }
+}
+
+}  // namespace streamhaz::testing

@@ -95,6 +95,12 @@ void RankEngine::host_joins(const VectorClock& c) {
   if (host_->clock.join(c)) ++host_->version;
 }
 
+bool RankEngine::barrier_skipped() const {
+  if (!options_.skip_syncs || replaying_ || !current_) return false;
+  const trace::OpCommon* op = trace::op_common(*current_);
+  return op && options_.skip_syncs->count({rank_, op->seq});
+}
+
 Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
   StreamState& s = streams_[slot];
   sync_with_host(s);
@@ -102,15 +108,16 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
     s.clock.join(s.legacy_pending);
     s.legacy_pending = VectorClock{};
   }
+  const bool barrier = s.legacy() && !barrier_skipped();
   // The legacy default stream waits for all blocking streams of its device...
-  if (s.legacy())
+  if (barrier)
     for (const StreamState& b : streams_)
       if (b.blocking() && b.device == s.device) s.clock.join(b.clock);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
   // ...and work issued later on any blocking stream waits for it (at that stream's next
   // command, not before: cudaStreamSynchronize of a blocking stream does not wait for it).
-  if (s.legacy())
+  if (barrier)
     for (StreamState& b : streams_)
       if (b.blocking() && b.device == s.device) b.legacy_pending.join(s.clock);
   return e;

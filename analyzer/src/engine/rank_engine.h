@@ -154,6 +154,9 @@ class RankEngine {
   // The point in stream order where a command issued now takes effect (host and legacy-stream
   // edges applied); `tick` makes it a new operation with its own epoch.
   Epoch enqueue(uint32_t slot, bool tick = true);
+  // The operation being applied is a legacy-stream operation whose implicit barrier a what-if
+  // removed (its seq in AnalysisOptions::skip_syncs): its stream order is kept.
+  bool barrier_skipped() const;
   OpStamp stamp(const trace::OpCommon& op, Epoch e, uint32_t slot, OpKind kind, trace::StringId name = 0,
                 uint8_t flags = 0) const;
 

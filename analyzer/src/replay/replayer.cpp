@@ -71,8 +71,6 @@ struct RankInfo {
   std::vector<std::vector<uint64_t>> steps;
 };
 
-bool is_op(const trace::Record& r) { return trace::op_common(r) != nullptr; }
-
 int size_class(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
 
 // The duration key of an untimed operation: kind, name and size class (powers of two).
@@ -119,7 +117,8 @@ struct Replayer::Impl {
 
   void scan();
   void fit();
-  Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting);
+  Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting,
+                    const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr);
   void step_times(Schedule& s) const;
   double scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const;
   std::string stream_label(size_t ri, trace::StreamId s) const {
@@ -240,7 +239,7 @@ struct StreamSim {
 // One pass over every rank's records. Fitting (measured times known) sets the host gaps and
 // launch delays; otherwise the times follow from the model. Collectives join the ranks.
 Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
-                                  bool fitting) {
+                                  bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier) {
   Schedule out;
   const size_t n = records.size();
   out.ops.resize(n);
@@ -255,6 +254,7 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
     CollectiveKey key{};
     uint64_t seq = 0;
     trace::StreamId stream = 0;
+    bool barrier = true;
   };
   std::vector<Sim> sims(n);
   for (Sim& s : sims) s.host = t0;
@@ -266,24 +266,26 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
   };
   std::map<CollectiveKey, Coll> colls;
 
-  auto ready_of = [&](size_t ri, Sim& sim, trace::StreamId id) {
+  // A legacy-stream operation waits for the blocking streams of its device and they wait for
+  // it (`barrier`), unless a what-if dropped that barrier.
+  auto ready_of = [&](size_t ri, Sim& sim, trace::StreamId id, bool barrier) {
     StreamSim& st = sim.streams[id];
     int64_t ready = std::max({st.tail, st.floor, st.legacy_floor});
     const StreamInfo& info = ranks[ri].streams[id];
-    if (info.legacy())
+    if (info.legacy() && barrier)
       for (auto& [other, os] : sim.streams) {
         const StreamInfo& oi = ranks[ri].streams[other];
         if (oi.blocking() && oi.device == info.device) ready = std::max({ready, os.tail, os.floor});
       }
     return ready;
   };
-  auto finish_op = [&](size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end) {
+  auto finish_op = [&](size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end, bool barrier) {
     StreamSim& st = sim.streams[id];
     st.tail = end;
     st.floor = st.legacy_floor = kNone;
     out.ops[ri][seq].end = end;
     const StreamInfo& info = ranks[ri].streams[id];
-    if (info.legacy())
+    if (info.legacy() && barrier)
       for (auto& [other, os] : sim.streams) {
         const StreamInfo& oi = ranks[ri].streams[other];
         if (oi.blocking() && oi.device == info.device) os.legacy_floor = std::max(os.legacy_floor, end);
@@ -330,7 +332,13 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
         StreamSim& st = sim.streams[op->stream];
         if (st.capturing) continue;  // runs at its graph's launch
         OpParams& p = info.ops[op->seq];
-        int64_t ready = ready_of(ri, sim, op->stream);
+        const bool barrier = !no_barrier || !no_barrier->count({records[ri].rank, op->seq});
+        int64_t ready = ready_of(ri, sim, op->stream, barrier);
+        if (info.streams[op->stream].legacy()) {
+          // The barrier as a synchronisation: when the blocking streams released the operation.
+          const int64_t own = ready_of(ri, sim, op->stream, false);
+          out.syncs[ri][op->seq] = {sim.host, ready_of(ri, sim, op->stream, true), own};
+        }
         // A synchronous copy from pageable memory: the stream is drained before the copy.
         const auto* copy = std::get_if<trace::Memcpy>(&r);
         const bool sync_copy = copy && (copy->flags & trace::kMemSync);
@@ -352,7 +360,7 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
             p.delay = slack;  // waited on the GPU (launch latency, other streams' kernels)
           }
           t.start = m.start;
-          finish_op(ri, sim, op->stream, op->seq, m.end);
+          finish_op(ri, sim, op->stream, op->seq, m.end, true);
         } else {
           t.start = base + p.delay;
           const double f = scale_of(ri, p, scales);
@@ -364,12 +372,13 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
             sim.key = CollectiveKey{p.comm, p.comm_seq};
             sim.seq = op->seq;
             sim.stream = op->stream;
+            sim.barrier = barrier;
             if (c.starts.size() >= c.nranks) {
               c.resolved = true;
               for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
             }
           } else {
-            finish_op(ri, sim, op->stream, op->seq, t.start + std::llround(static_cast<double>(p.duration) * f));
+            finish_op(ri, sim, op->stream, op->seq, t.start + std::llround(static_cast<double>(p.duration) * f), barrier);
           }
         }
         if (sync_copy && !sim.blocked) {
@@ -424,7 +433,7 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
     Sim& sim = sims[ri];
     const OpParams& p = ranks[ri].ops[sim.seq];
     const int64_t end = c.last + std::llround(static_cast<double>(p.own) * scale_of(ri, p, scales));
-    finish_op(ri, sim, sim.stream, sim.seq, std::max(end, out.ops[ri][sim.seq].start));
+    finish_op(ri, sim, sim.stream, sim.seq, std::max(end, out.ops[ri][sim.seq].start), sim.barrier);
     sim.blocked = false;
   };
 
@@ -518,8 +527,9 @@ Replayer::~Replayer() = default;
 
 const Schedule& Replayer::measured() const { return impl_->measured; }
 
-Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales) const {
-  return impl_->simulate(edited, &scales, false);
+Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales,
+                       const std::set<std::pair<int, uint64_t>>* no_barrier) const {
+  return impl_->simulate(edited, &scales, false, no_barrier);
 }
 
 Schedule Replayer::run_unchanged() const { return impl_->simulate(impl_->run, nullptr, false); }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "streamhaz/analysis/replay.h"
+#include "sync/sync_sites.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -54,7 +55,7 @@ double factor_of(const std::string& v) {
   return f;
 }
 
-const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync"};
+const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync", "legacy-barrier"};
 
 std::string quoted(const std::string& s) {
   return s.find_first_of(" \t#") == std::string::npos && !s.empty() ? s : "\"" + s + "\"";
@@ -70,11 +71,27 @@ const char* sync_kind(const trace::Record& r) {
   return nullptr;
 }
 
+void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w) {
+  if (!w.drop_kinds.count("legacy-barrier")) return;
+  for (const RankRecords& rr : run) {
+    const StreamKinds kinds = stream_kinds(rr.records);
+    for (const trace::Record& r : rr.records)
+      if (const trace::OpCommon* op = trace::op_common(r); op && kinds.legacy(op->stream))
+        w.drop.insert({rr.rank, op->seq});
+  }
+}
+
 void parse_what_if(const std::string& line, WhatIf& out) {
   const std::vector<std::string> w = words(line);
   if (w.empty()) return;
   std::map<std::string, std::string> kv;
-  for (size_t i = 1; i < w.size(); ++i) {
+  size_t first_key = 1;
+  std::string count;  // ipg-buffers N: the one positional value
+  if (w[0] == "ipg-buffers" && w.size() > 1 && w[1].find('=') == std::string::npos) {
+    count = w[1];
+    first_key = 2;
+  }
+  for (size_t i = first_key; i < w.size(); ++i) {
     const size_t eq = w[i].find('=');
     if (eq == std::string::npos || eq == 0) throw WhatIfError(fmt::format("expected key=value, found '{}'", w[i]));
     const std::string key = w[i].substr(0, eq);
@@ -99,7 +116,8 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     if (kv.count("kind")) {
       if (kv.size() != 1) throw WhatIfError("'drop kind=' takes no other key");
       if (!kSyncKinds.count(kv["kind"]))
-        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, found '" + kv["kind"] + "'");
+        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, legacy-barrier, found '" +
+                          kv["kind"] + "'");
       out.drop_kinds.insert(kv["kind"]);
     } else {
       out.drop.insert({static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("seq", need("seq"))});
@@ -119,11 +137,20 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     if (s.stream.empty() && s.kernel.empty()) throw WhatIfError("'scale' needs stream= or kernel=");
     s.factor = factor_of(need("factor"));
     out.scales.push_back(s);
+  } else if (verb == "ipg-buffers") {
+    allow({"name"});
+    if (count.empty()) throw WhatIfError("'ipg-buffers' needs the number of buffers: ipg-buffers N [name=GLOB]");
+    const bool digits = count.size() <= 2 && std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const uint64_t n = digits ? std::stoull(count) : 0;
+    if (n < 1 || n > 64) throw WhatIfError("ipg-buffers: the number of buffers is a whole number from 1 to 64, found '" + count + "'");
+    if (out.rotation) throw WhatIfError("'ipg-buffers' given twice");
+    out.rotation = BufferRotation{static_cast<int>(n), kv.count("name") ? kv["name"] : ""};
+    if (kv.count("name") && out.rotation->name.empty()) throw WhatIfError("ipg-buffers: name= needs a glob");
   } else if (verb == "minimal-sync") {
     allow({});
     out.minimal_sync = true;
   } else {
-    throw WhatIfError("unknown what-if '" + verb + "' (known: drop, add-wait, scale, minimal-sync)");
+    throw WhatIfError("unknown what-if '" + verb + "' (known: drop, add-wait, scale, minimal-sync, ipg-buffers)");
   }
   out.lines.push_back(line);
 }
@@ -141,6 +168,11 @@ std::string format_what_if(const WhatIf& w) {
     out << " factor=" << s.factor << "\n";
   }
   if (w.minimal_sync) out << "minimal-sync\n";
+  if (w.rotation) {
+    out << "ipg-buffers " << w.rotation->buffers;
+    if (!w.rotation->name.empty()) out << " name=" << quoted(w.rotation->name);
+    out << "\n";
+  }
   return out.str();
 }
 

@@ -88,8 +88,9 @@ WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string
   const RunVariants v = make_variants(run, false);
   const VariantPairs base = variant_pairs(v, nullptr);
   WhatIf w;
+  // Legacy-stream barriers are kept: they come with the stream an operation is issued on.
   for (const SyncSite& s : find_sync_sites(run))
-    if (!s.host_read) w.drop.insert({s.rank, s.seq});
+    if (!s.host_read && s.kind != "legacy-barrier") w.drop.insert({s.rank, s.seq});
   std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;
   PairSet need_real, need;
   new_variant_pairs(variant_pairs(v, &w, &first_byte), base, need_real, need);
@@ -244,7 +245,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       WhatIf w;
       for (const SyncSite* s : g.sites) w.drop.insert({s->rank, s->seq});
       if (g.verdict == "redundant") {
-        v.step_without_ns = replay->run(apply_edits(run, w)).step_ns;
+        v.step_without_ns = replay->run(apply_edits(run, w), {}, &w.drop).step_ns;
         v.finding = v.stall_ns_per_step >= static_cast<int64_t>(opt.min_cost * static_cast<double>(v.step_ns));
       } else if (g.verdict == "protects" || g.verdict == "may-protect") {
         // Stronger than needed? Replace it by the minimal waits for what it protects.
@@ -254,7 +255,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         const bool sound = left.empty();
         if (sound) {
           v.replaced = true;
-          v.step_without_ns = replay->run(apply_edits(run, w)).step_ns;
+          v.step_without_ns = replay->run(apply_edits(run, w), {}, &w.drop).step_ns;
           v.finding = v.step_ns - v.step_without_ns >=
                       static_cast<int64_t>(opt.min_cost * static_cast<double>(v.step_ns));
         }
@@ -264,6 +265,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       Finding f;
       f.kind = FindingKind::OverSync;
       const bool stronger = g.verdict != "redundant";
+      const bool barrier = first.kind == "legacy-barrier";
       f.key = v.key + (stronger ? "|stronger than needed" : "|redundant");
       f.title = stronger ? fmt::format("{} is stronger than needed", v.what)
                          : fmt::format("{} protects nothing", v.what);
@@ -293,7 +295,13 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         std::string lines;
         for (const std::string& l : describe_waits(run, w.add, g.protected_pairs, first_byte))
           lines += (lines.empty() ? "" : "; ") + l;
-        f.missing_order = "replace it by event waits: " + lines;
+        f.missing_order = (barrier ? "issue it on a non-blocking stream (in the same order) and order what it "
+                                     "protects with event waits: "
+                                   : "replace it by event waits: ") +
+                          lines;
+      } else if (barrier) {
+        f.missing_order = "issue it on a non-blocking stream (in the same order): the rest of the synchronisation orders "
+                          "the same pairs";
       } else {
         f.missing_order = fmt::format("remove it: {} orders the same pairs", "the rest of the synchronisation");
       }

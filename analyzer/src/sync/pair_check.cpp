@@ -85,9 +85,10 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
     p.touch_read = unordered_pairs(v.touch_read, first_byte, &w->drop);
     return p;
   }
-  p.real = unordered_pairs(apply_edits(v.real, *w), first_byte);
-  p.touch_all = unordered_pairs(apply_edits(v.touch_all, *w), first_byte);
-  p.touch_read = unordered_pairs(apply_edits(v.touch_read, *w), first_byte);
+  // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
+  p.real = unordered_pairs(apply_edits(v.real, *w), first_byte, &w->drop);
+  p.touch_all = unordered_pairs(apply_edits(v.touch_all, *w), first_byte, &w->drop);
+  p.touch_read = unordered_pairs(apply_edits(v.touch_read, *w), first_byte, &w->drop);
   return p;
 }
 

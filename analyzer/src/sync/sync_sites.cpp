@@ -76,11 +76,22 @@ bool writes_host(const trace::Record& r, const std::vector<trace::Access>& acces
 
 }  // namespace
 
+StreamKinds stream_kinds(const std::vector<trace::Record>& recs) {
+  StreamKinds k;
+  for (const trace::Record& r : recs) {
+    if (const auto* c = std::get_if<trace::StreamCreate>(&r)) k.created[c->stream] = {c->device, c->flags};
+    if (const trace::OpCommon* op = trace::op_common(r))
+      if (k.blocking(op->stream)) k.blocking_used.insert(k.device(op->stream));
+  }
+  return k;
+}
+
 std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
   std::vector<SyncSite> sites;
   for (size_t ri = 0; ri < run.size(); ++ri) {
     const auto& recs = run[ri].records;
     const int rank = run[ri].rank;
+    const StreamKinds kinds = stream_kinds(recs);
     RankNames names;
     PinnedRanges pinned;
     std::unordered_map<trace::EventId, trace::StreamId> event_stream;
@@ -109,6 +120,27 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
           sites[s].next_ref = ref;
         }
         host_wait_for_next.clear();
+        // A legacy-stream operation's implicit barrier with the blocking streams of its device.
+        if (kinds.legacy(op->stream) && kinds.blocking_used.count(kinds.device(op->stream))) {
+          SyncSite site;
+          site.rank_index = ri;
+          site.rank = rank;
+          site.seq = op->seq;
+          site.kind = "legacy-barrier";
+          site.waiter = op->stream;
+          site.next_op = op->seq;
+          site.next_ref = ref;
+          if (auto it = last_op.find(op->stream); it != last_op.end()) {
+            site.prev_op = trace::op_common(recs[it->second])->seq;
+            site.prev_ref = describe(recs[it->second], names, rank);
+          }
+          site.what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
+                                  "of device {}",
+                                  label(ref), kinds.device(op->stream));
+          site.key = fmt::format("oversync|legacy-barrier|{}|device {}|{}", names.stream(op->stream),
+                                 kinds.device(op->stream), site.prev_op ? label(site.prev_ref) : "-");
+          sites.push_back(std::move(site));
+        }
         last_op[op->stream] = i;
         unsynced[op->stream].push_back(i);
         continue;

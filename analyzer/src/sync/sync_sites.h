@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
@@ -12,11 +14,32 @@
 
 namespace streamhaz::analysis {
 
+// Which streams of a rank are the legacy default stream and which are blocking (the engine's
+// rules: handle 0 used without a creation record is the legacy stream, any other such handle a
+// blocking stream of device 0).
+struct StreamKinds {
+  std::unordered_map<trace::StreamId, std::pair<uint32_t, uint32_t>> created;  // device, flags
+  std::set<uint32_t> blocking_used;  // devices with an operation on a blocking stream
+  uint32_t flags(trace::StreamId s) const {
+    auto it = created.find(s);
+    return it != created.end() ? it->second.second : s == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u;
+  }
+  uint32_t device(trace::StreamId s) const {
+    auto it = created.find(s);
+    return it != created.end() ? it->second.first : 0;
+  }
+  bool legacy(trace::StreamId s) const { return flags(s) & trace::kStreamLegacyDefault; }
+  bool blocking(trace::StreamId s) const {
+    return !(flags(s) & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault));
+  }
+};
+StreamKinds stream_kinds(const std::vector<trace::Record>& recs);
+
 struct SyncSite {
   size_t rank_index = 0;
   int rank = 0;
   uint64_t seq = 0;
-  std::string kind;           // wait, event-sync, stream-sync, device-sync
+  std::string kind;           // wait, event-sync, stream-sync, device-sync, legacy-barrier
   bool host = false;          // blocks the host (not a stream)
   trace::StreamId waiter = 0; // waits: the waiting stream
   std::string key, what, where;

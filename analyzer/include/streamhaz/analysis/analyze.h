@@ -26,7 +26,9 @@ struct AnalysisOptions {
   // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
   bool backfill_timings = true;
   // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
-  // (rank, seq), so that re-checks without one need no copy of the run.
+  // (rank, seq), so that re-checks without one need no copy of the run. A legacy-stream
+  // operation named here keeps its stream order but loses its implicit barrier with the
+  // blocking streams (the over-synchronisation pass judges those barriers too).
   const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
 };
 

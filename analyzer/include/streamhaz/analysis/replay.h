@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -45,14 +46,26 @@ struct DurationScale {
   double factor = 1;
 };
 
+// Changes how many buffers a run's rotating buffers (the IPG double buffer) number: every
+// fill-and-drain of one goes to buffer (its number in the run) mod `buffers`. `name`: a glob
+// picking the buffers by name; empty: found from the allocations alone.
+struct BufferRotation {
+  int buffers = 0;
+  std::string name;
+};
+
 struct WhatIf {
   std::vector<std::string> lines;                // as given, for reports
-  std::set<std::pair<int, uint64_t>> drop;        // synchronisation records removed: (rank, seq)
-  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync
+  std::set<std::pair<int, uint64_t>> drop;        // synchronisations removed (rank, seq); legacy-stream
+                                                  // operations: their implicit barrier
+  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync, legacy-barrier
   std::vector<AddedWait> add;
   std::vector<DurationScale> scales;
   bool minimal_sync = false;                      // resolved by the caller into drop + add
-  bool empty() const { return drop.empty() && drop_kinds.empty() && add.empty() && scales.empty() && !minimal_sync; }
+  std::optional<BufferRotation> rotation;         // resolved by the caller with rotate_buffers
+  bool empty() const {
+    return drop.empty() && drop_kinds.empty() && add.empty() && scales.empty() && !minimal_sync && !rotation;
+  }
 };
 
 class WhatIfError : public std::runtime_error {
@@ -66,8 +79,21 @@ void parse_what_if(const std::string& line, WhatIf& out);
 // The lines of a what-if spec as parse_what_if reads them.
 std::string format_what_if(const WhatIf& w);
 
-// A copy of the run with the drops and added waits applied (scales act in the replay).
+// `drop kind=legacy-barrier`: every legacy-stream operation goes into `w.drop` (its record
+// stays; the replay and the race check skip its implicit barrier, keeping its stream order).
+void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w);
+
+// A copy of the run with the drops and added waits applied (scales act in the replay; dropped
+// legacy-stream barriers act there and in the race check through `w.drop`).
 std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w);
+
+// A copy of the run whose rotating buffers number `spec.buffers` (docs/sync-and-replay.md):
+// pointers of each use moved to its new buffer, new buffers allocated and named; where the
+// run ordered each reuse with a per-buffer event wait, those waits go into `edits.drop` and
+// the new rotation's waits into `edits.add` (apply them with apply_edits). Sequence numbers are
+// kept, so the replay fitted to `run` applies. Throws WhatIfError when no rotation is found.
+std::vector<RankRecords> rotate_buffers(const std::vector<RankRecords>& run, const BufferRotation& spec,
+                                        WhatIf& edits, std::vector<std::string>* notes = nullptr);
 
 // Is this record one of the synchronisations a what-if can drop, and which kind?
 // ("wait", "event-sync", "stream-sync", "device-sync"; nullptr otherwise.)
@@ -111,8 +137,10 @@ class Replayer {
 
   // The schedule of the captured run as measured (untimed operations estimated).
   const Schedule& measured() const;
-  // Simulates `edited` (apply_edits of the fitted run) with the scales applied.
-  Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {}) const;
+  // Simulates `edited` (apply_edits of the fitted run) with the scales applied; legacy-stream
+  // operations in `no_barrier` (rank, seq: a what-if's drops) lose their implicit barrier.
+  Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {},
+               const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr) const;
   // The unedited run simulated: equals measured() up to the model's residuals.
   Schedule run_unchanged() const;
 
