@@ -1,0 +1,170 @@
+#include "engine/rank_schedule.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace streamhaz::analysis {
+namespace {
+
+bool skipped(const RankRun& run, const trace::Record& r) {
+  uint64_t seq = 0;
+  if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
+  else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
+  else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
+  else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
+  return seq && run.skip->count({run.memory->rank, seq});
+}
+
+}  // namespace
+
+const trace::Record* RankRun::next(trace::Record& buffer) {
+  if (reader) return reader->next(buffer) ? &buffer : nullptr;
+  while (next_record < memory->records.size()) {
+    const trace::Record& r = memory->records[next_record++];
+    if (!skip || !skipped(*this, r)) return &r;
+  }
+  return nullptr;
+}
+
+void RankRun::run_until_blocked(trace::Record& buffer) {
+  while (!engine->blocked()) {
+    const trace::Record* r = next(buffer);
+    if (!r) {
+      engine->finish();
+      done = true;
+      return;
+    }
+    engine->apply(*r);
+  }
+}
+
+unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
+  // The over-synchronisation pass's per-pair callback is not made for several threads.
+  if (options.on_conflict || ranks < 2) return 1;
+  const unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::min<size_t>(n, ranks));
+}
+
+void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
+  trace::Record record;
+  size_t live = runs.size();
+  while (live) {
+    bool moved = false;
+    for (RankRun& run : runs) {
+      if (run.done) continue;
+      if (run.engine->blocked()) {
+        if (!collectives.ready(run.engine->blocked_on())) continue;
+        run.engine->resume();
+      }
+      run.run_until_blocked(record);
+      if (run.done) --live;
+      moved = true;
+    }
+    // Every live rank waits for a collective some rank never issues (missing or cut-off
+    // trace, ranks disagreeing on the order): give up those edges rather than stop.
+    if (!moved) collectives.release_all();
+  }
+  collectives.take_woken();
+}
+
+namespace {
+
+// Ranks that can move wait in a queue; a rank is on at most one thread at a time.
+class Scheduler {
+ public:
+  Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives)
+      : runs_(runs), collectives_(collectives), state_(runs.size(), State::Queued), live_(runs.size()) {
+    for (size_t i = 0; i < runs.size(); ++i) queue_.push_back(static_cast<uint32_t>(i));
+  }
+
+  void work() {
+    trace::Record record;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return failed_ || live_ == 0 || !queue_.empty() || running_ == 0; });
+      if (failed_ || live_ == 0) return;
+      if (queue_.empty()) {
+        // Nothing runs and nothing can: every live rank waits for a collective never completed.
+        collectives_.release_all();
+        wake(collectives_.take_woken());
+        cv_.notify_all();
+        continue;
+      }
+      const uint32_t i = queue_.front();
+      queue_.pop_front();
+      state_[i] = State::Running;
+      ++running_;
+      lock.unlock();
+      try {
+        step(runs_[i], record);
+      } catch (...) {  // bad input: the first error ends the pass (the others stop at their next turn)
+        lock.lock();
+        if (!failed_) error_ = std::current_exception();
+        failed_ = true;
+        cv_.notify_all();
+        return;
+      }
+      std::vector<uint32_t> woken = collectives_.take_woken();
+      lock.lock();
+      --running_;
+      if (runs_[i].done) {
+        state_[i] = State::Done;
+        --live_;
+      } else {
+        state_[i] = State::Waiting;
+        if (woken_while_running_.erase(i)) enqueue(i);
+      }
+      wake(woken);
+      cv_.notify_all();
+    }
+  }
+
+ private:
+  enum class State { Queued, Running, Waiting, Done };
+
+  static void step(RankRun& run, trace::Record& record) {
+    RankEngine& engine = *run.engine;
+    if (engine.blocked()) engine.resume();  // queued only once its collective is ready
+    run.run_until_blocked(record);
+  }
+  void enqueue(uint32_t i) {
+    state_[i] = State::Queued;
+    queue_.push_back(i);
+  }
+  void wake(const std::vector<uint32_t>& ranks) {
+    for (uint32_t i : ranks) {
+      if (state_[i] == State::Waiting) enqueue(i);
+      else if (state_[i] == State::Running) woken_while_running_.insert(i);
+    }
+  }
+
+  std::vector<RankRun>& runs_;
+  CollectiveMatcher& collectives_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<State> state_;
+  std::deque<uint32_t> queue_;
+  std::set<uint32_t> woken_while_running_;
+  size_t live_;
+  size_t running_ = 0;
+  bool failed_ = false;
+
+ public:
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
+  Scheduler scheduler(runs, collectives);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&] { scheduler.work(); });
+  scheduler.work();
+  for (std::thread& t : pool) t.join();
+  if (scheduler.error_) std::rethrow_exception(scheduler.error_);
+}
+
+}  // namespace streamhaz::analysis
