@@ -86,7 +86,10 @@ void write_synthetic_zero2_rank(const std::string& path, int rank, uint64_t ops,
     r.wait(optimizer, reduction_done);
     r.kernel(optimizer, "optimizer_step",
              {trace::reads_writes(fp32, partition * buckets), trace::writes(params[rank % kLayers], kGradBytes)});
-    r.nccl(optimizer, trace::NcclKind::AllGather, params[rank % kLayers], params[0], kGradBytes / 4, comm);
+    // Each rank gathers 2 * kGradBytes / world bytes into params[0] (and the next buffer), at
+    // any rank count: the footprint of the 2-rank job.
+    r.nccl(optimizer, trace::NcclKind::AllGather, params[rank % kLayers], params[0],
+           kGradBytes / (2 * static_cast<uint64_t>(world)), comm);
     r.record(optimizer_done, optimizer);
     r.pop_range();
   }

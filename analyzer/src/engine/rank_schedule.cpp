@@ -84,13 +84,16 @@ class Scheduler {
     trace::Record record;
     std::unique_lock lock(mutex_);
     for (;;) {
-      cv_.wait(lock, [&] { return failed_ || live_ == 0 || !queue_.empty() || running_ == 0; });
+      if (!failed_ && live_ != 0 && queue_.empty() && running_ != 0) {
+        ++idle_;
+        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !queue_.empty() || running_ == 0; });
+        --idle_;
+      }
       if (failed_ || live_ == 0) return;
       if (queue_.empty()) {
         // Nothing runs and nothing can: every live rank waits for a collective never completed.
         collectives_.release_all();
         wake(collectives_.take_woken());
-        cv_.notify_all();
         continue;
       }
       const uint32_t i = queue_.front();
@@ -118,7 +121,8 @@ class Scheduler {
         if (woken_while_running_.erase(i)) enqueue(i);
       }
       wake(woken);
-      cv_.notify_all();
+      // Sleeping threads wake only for work, the end, or a possible standstill.
+      if (idle_ && (!queue_.empty() || live_ == 0 || running_ == 0)) cv_.notify_all();
     }
   }
 
@@ -150,6 +154,7 @@ class Scheduler {
   std::set<uint32_t> woken_while_running_;
   size_t live_;
   size_t running_ = 0;
+  size_t idle_ = 0;
   bool failed_ = false;
 
  public:
