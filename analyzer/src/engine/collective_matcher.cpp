@@ -18,6 +18,41 @@ bool CollectiveMatcher::completed_before(const CollectiveKey& k) const {
 bool CollectiveMatcher::post(uint32_t index, const trace::Nccl& n, const VectorClock& start,
                              const std::vector<FrontierRef>& known) {
   std::lock_guard lock(mutex_);
+  if (replicated_) {  // applied by every process at the end of the round (apply)
+    PostRecord r{index, n, start, {}};
+    for (const FrontierRef& f : known) r.known.push_back(f->id());
+    outbox_.push_back(std::move(r));
+    return true;
+  }
+  return post_locked(index, n, start, known);
+}
+
+std::vector<PostRecord> CollectiveMatcher::take_outbox() {
+  std::lock_guard lock(mutex_);
+  std::vector<PostRecord> out;
+  out.swap(outbox_);
+  return out;
+}
+
+void CollectiveMatcher::apply(const PostRecord& r) {
+  std::lock_guard lock(mutex_);
+  std::vector<FrontierRef> known;
+  for (uint64_t id : r.known) {
+    auto it = by_id_.find(id);
+    if (it != by_id_.end()) known.push_back(it->second);
+  }
+  const bool must_wait = post_locked(r.index, r.call, r.start, known);
+  (void)must_wait;
+}
+
+FrontierRef CollectiveMatcher::build() {
+  FrontierRef f = builder_.build();
+  if (replicated_) by_id_.emplace(f->id(), f);
+  return f;
+}
+
+bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
+                                    const std::vector<FrontierRef>& known) {
   const CollectiveKey key{n.comm, n.comm_seq};
   auto it = pending_.find(key);
   if (it == pending_.end()) {
@@ -62,8 +97,10 @@ bool CollectiveMatcher::post(uint32_t index, const trace::Nccl& n, const VectorC
     if (!projected()) {
       p.joined.join(start);
       if (is_root) p.root_start.join(start);
-    } else if (!from_root_only(p.kind) || is_root) {
-      p.posts.push_back(Post{index, n.rank, start, known});
+    } else if (replicated_ || !from_root_only(p.kind) || is_root) {
+      // Replicated: every receiver's post is kept, to make its knowledge frontier here too.
+      const bool sender = !from_root_only(p.kind) || is_root;
+      p.posts.push_back(Post{index, n.rank, sender ? start : VectorClock{}, known, sender});
     }
   }
   const bool must_wait = !(p.released || p.posted >= p.nranks);
@@ -88,17 +125,36 @@ void CollectiveMatcher::resolve(Pending& p) {
   std::vector<FrontierRef> inputs;
   std::unordered_set<const Frontier*> seen;
   for (const Post& post : p.posts)
-    for (const FrontierRef& f : post.known)
-      if (seen.insert(f.get()).second) inputs.push_back(f);
+    if (post.sender)
+      for (const FrontierRef& f : post.known)
+        if (seen.insert(f.get()).second) inputs.push_back(f);
   if (inputs.size() > 1 && inputs.size() <= 64) drop_covered(inputs);
   builder_.start(0);
-  for (const Post& post : p.posts) builder_.add(post.index, post.start);
+  for (const Post& post : p.posts)
+    if (post.sender) builder_.add(post.index, post.start);
   for (const FrontierRef& f : inputs) builder_.add(f);
-  FrontierRef merged = builder_.build();
+  FrontierRef merged = build();
   if (from_root_only(p.kind)) p.root_frontier = std::move(merged);
   else p.all = std::move(merged);
+  // Replicated: make every receiver's knowledge frontier now, in post order, so that every
+  // process builds the same frontiers in the same order (ids agree).
+  if (replicated_)
+    for (const Post& post : p.posts)
+      if (const FrontierRef* got = frontier_for(p, post.comm_rank); got && *got) knowledge_for(p, *got, post.known);
   p.posts.clear();
   p.posts.shrink_to_fit();
+}
+
+// The frontier the call of `comm_rank` receives, or null (it receives nothing).
+const FrontierRef* CollectiveMatcher::frontier_for(Pending& p, uint32_t comm_rank) {
+  const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
+  switch (p.kind) {
+    case K::Broadcast:
+    case K::Scatter: return &p.root_frontier;  // receives from the root
+    case K::Reduce:
+    case K::Gather: return is_root ? &p.all : nullptr;  // only the root receives
+    default: return &p.all;                             // every rank receives from all
+  }
 }
 
 bool CollectiveMatcher::ready(const CollectiveKey& k) const {
@@ -121,7 +177,7 @@ FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got,
   builder_.add(got);
   for (const FrontierRef& f : known)
     if (!got->covers(f->id())) builder_.add(f);
-  FrontierRef f = builder_.build();
+  FrontierRef f = build();
   p.merged.emplace_back(std::move(ids), f);
   return f;
 }
@@ -137,26 +193,17 @@ Receipt CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint32_t
   const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
   if (!p.mismatch && !refused) {
     const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
-    const VectorClock* dense = nullptr;
-    const FrontierRef* frontier = nullptr;
-    switch (p.kind) {
-      case K::Broadcast:
-      case K::Scatter:  // receives from the root
-        dense = &p.root_start;
-        frontier = &p.root_frontier;
-        break;
-      case K::Reduce:
-      case K::Gather:  // only the root receives
-        if (is_root) dense = &p.joined, frontier = &p.all;
-        break;
-      default:  // every rank receives from all
-        dense = &p.joined;
-        frontier = &p.all;
-        break;
-    }
-    if (!projected() && dense) {
-      result.join = *dense;
-    } else if (projected() && frontier && *frontier) {
+    if (!projected()) {
+      switch (p.kind) {
+        case K::Broadcast:
+        case K::Scatter: result.join = p.root_start; break;
+        case K::Reduce:
+        case K::Gather:
+          if (is_root) result.join = p.joined;
+          break;
+        default: result.join = p.joined; break;
+      }
+    } else if (const FrontierRef* frontier = frontier_for(p, comm_rank); frontier && *frontier) {
       const auto [values, n] = (*frontier)->of(index);
       result.join.join(values, n);
       result.knowledge = knowledge_for(p, *frontier, known);

@@ -41,10 +41,22 @@ struct Receipt {
   FrontierRef knowledge;
 };
 
+// One rank's post as it travels between processes (replicated matchers, analyze_shard).
+struct PostRecord {
+  uint32_t index = 0;
+  trace::Nccl call;  // kind, count, nranks, rank, peer, comm, comm_seq
+  VectorClock start;
+  std::vector<uint64_t> known;  // frontier ids
+};
+
 class CollectiveMatcher {
  public:
   enum class Clocks { Projected, Dense };
-  explicit CollectiveMatcher(Clocks clocks = Clocks::Projected) : clocks_(clocks) {}
+  // `replicated`: one copy of the matcher per process (projected clocks only). Posts are held
+  // in an outbox instead of applied; every process applies every process's posts in one order
+  // (apply), so all copies build the same frontiers with the same ids.
+  explicit CollectiveMatcher(Clocks clocks = Clocks::Projected, bool replicated = false)
+      : clocks_(clocks), replicated_(replicated) {}
   bool projected() const { return clocks_ == Clocks::Projected; }
 
   // Posts the start of rank `index`'s call (`index`: the rank's place in the analysis):
@@ -61,6 +73,10 @@ class CollectiveMatcher {
   // Ranks whose wait ended since the last call (posted-to-completion or released).
   std::vector<uint32_t> take_woken();
 
+  // Replicated matchers: this process's posts since the last call, and applying any process's.
+  std::vector<PostRecord> take_outbox();
+  void apply(const PostRecord& post);
+
   uint64_t partial() const { return partial_; }        // collectives not every rank reached
   uint64_t mismatched() const { return mismatched_; }  // same key, different call
   // More posts to a key than its ranks, a communicator rank posted twice, or a key posted
@@ -73,6 +89,7 @@ class CollectiveMatcher {
     uint32_t comm_rank;
     VectorClock start;
     std::vector<FrontierRef> known;
+    bool sender;  // its start reaches the receivers (a broadcast's root; every rank otherwise)
   };
   struct Pending {
     trace::NcclKind kind;
@@ -92,12 +109,19 @@ class CollectiveMatcher {
     FrontierRef all, root_frontier;        // projected
     std::vector<std::pair<std::vector<uint64_t>, FrontierRef>> merged;  // receiver knowledge ids -> frontier
   };
+  bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
+                   const std::vector<FrontierRef>& known);
   void resolve(Pending& p);
+  const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
+  FrontierRef build();
   FrontierRef knowledge_for(Pending& p, const FrontierRef& got, const std::vector<FrontierRef>& known);
   void forget_if_done(std::map<CollectiveKey, Pending>::iterator it);
   bool completed_before(const CollectiveKey& k) const;
 
   Clocks clocks_;
+  bool replicated_;
+  std::vector<PostRecord> outbox_;
+  std::unordered_map<uint64_t, FrontierRef> by_id_;  // replicated: every frontier built (kept)
   mutable std::mutex mutex_;
   std::map<CollectiveKey, Pending> pending_;
   // Per communicator, sequence numbers already completed and forgotten: every one below
