@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "analysis_parts.h"
 #include "engine/rank_engine.h"
 #include "engine/rank_schedule.h"
 #include "findings/timing_backfill.h"
@@ -29,32 +30,6 @@ struct Pass {
 
 CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
   return o.dense_clocks ? CollectiveMatcher::Clocks::Dense : CollectiveMatcher::Clocks::Projected;
-}
-
-// Rank numbers of the files: a trace without a rank, or repeating one, gets the lowest number
-// no trace declares and none has taken, so that findings, GPU times and reports never mix two
-// files up.
-std::vector<int> number_ranks(const std::vector<std::string>& files, const std::vector<int>& declared_ranks,
-                              std::vector<std::string>& warnings) {
-  std::set<int> declared;
-  for (int r : declared_ranks)
-    if (r >= 0) declared.insert(r);
-  std::set<int> taken;
-  std::vector<int> out;
-  int next_free = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
-    int rank = declared_ranks[i];
-    if (rank < 0 || taken.count(rank)) {
-      while (declared.count(next_free) || taken.count(next_free)) ++next_free;
-      if (rank >= 0)
-        warnings.push_back(
-            fmt::format("{}: rank {} appears in more than one trace; analysed as rank {}", files[i], rank, next_free));
-      rank = next_free;
-    }
-    taken.insert(rank);
-    out.push_back(rank);
-  }
-  return out;
 }
 
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
@@ -88,28 +63,96 @@ void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pas
 void finish(Pass& pass, AnalysisResult& result) {
   FindingCollector all;
   for (RankRun& run : pass.runs) {
-    result.operations_checked += run.engine->operations();
-    result.operations_without_footprint += run.engine->operations_without_footprint();
-    for (size_t t = 0; t < result.kernels_by_tier.size(); ++t)
-      result.kernels_by_tier[t] += run.engine->kernels_by_tier()[t];
-    result.kernels_summary_unused += run.engine->kernels_summary_unused();
+    count(*run.engine, result);
     all.absorb(std::move(*run.findings));
   }
-  const CollectiveMatcher& c = *pass.collectives;
-  if (c.partial())
-    result.warnings.push_back(fmt::format(
-        "{} NCCL collective(s) were not reached by all their ranks in the traces given; their cross-rank "
-        "ordering was left out (races through them may be reported)",
-        c.partial()));
-  if (c.mismatched())
-    result.warnings.push_back(fmt::format(
-        "{} NCCL collective(s) differ between ranks at the same communicator sequence number; no cross-rank "
-        "ordering was assumed for them",
-        c.mismatched()));
+  collective_warnings(*pass.collectives, result.warnings);
   result.findings = all.take();
 }
 
 }  // namespace
+
+// Findings, GPU times and reports must never mix two files up (analysis_parts.h).
+std::vector<int> number_ranks(const std::vector<std::string>& files, const std::vector<int>& declared_ranks,
+                              std::vector<std::string>& warnings) {
+  std::set<int> declared;
+  for (int r : declared_ranks)
+    if (r >= 0) declared.insert(r);
+  std::set<int> taken;
+  std::vector<int> out;
+  int next_free = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    int rank = declared_ranks[i];
+    if (rank < 0 || taken.count(rank)) {
+      while (declared.count(next_free) || taken.count(next_free)) ++next_free;
+      if (rank >= 0)
+        warnings.push_back(
+            fmt::format("{}: rank {} appears in more than one trace; analysed as rank {}", files[i], rank, next_free));
+      rank = next_free;
+    }
+    taken.insert(rank);
+    out.push_back(rank);
+  }
+  return out;
+}
+
+TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
+  TraceSummary s;
+  s.path = r.path();
+  s.rank = engine.rank();
+  s.records = r.records_read();
+  s.operations = engine.operations();
+  s.truncated = r.truncated();
+  s.truncation = r.truncation();
+  s.records_lost = r.records_lost();
+  if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
+    s.dropped_records = d->get<uint64_t>();
+  return s;
+}
+
+void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
+  if (s.truncated)
+    warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk ({} operations; {}what "
+                                   "the process did after its last flush is not in the file): {}",
+                                   s.operations,
+                                   s.records_lost ? fmt::format("{} records of a cut-off chunk lost, and ",
+                                                                s.records_lost)
+                                                  : "",
+                                   s.truncation));
+  if (s.dropped_records)
+    warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
+                                   "operations among them were not checked",
+                                   s.path, s.dropped_records));
+}
+
+void collective_warnings(const CollectiveMatcher& c, std::vector<std::string>& warnings) {
+  if (c.partial())
+    warnings.push_back(fmt::format(
+        "{} NCCL collective(s) were not reached by all their ranks in the traces given; their cross-rank "
+        "ordering was left out (races through them may be reported)",
+        c.partial()));
+  if (c.mismatched())
+    warnings.push_back(fmt::format(
+        "{} NCCL collective(s) differ between ranks at the same communicator sequence number; no cross-rank "
+        "ordering was assumed for them",
+        c.mismatched()));
+}
+
+void summary_warnings(const AnalysisResult& r, const AnalysisOptions& options, std::vector<std::string>& warnings) {
+  if (r.kernels_summary_unused)
+    warnings.push_back(fmt::format(
+        "{} launch(es) of kernels summarised in {} could not use their summary: the trace kept no argument "
+        "bytes (trace with `streamhaz run --footprints static`) or they did not fit the summary's layout",
+        r.kernels_summary_unused, options.kernels));
+}
+
+void count(const RankEngine& engine, AnalysisResult& result) {
+  result.operations_checked += engine.operations();
+  result.operations_without_footprint += engine.operations_without_footprint();
+  for (size_t t = 0; t < result.kernels_by_tier.size(); ++t) result.kernels_by_tier[t] += engine.kernels_by_tier()[t];
+  result.kernels_summary_unused += engine.kernels_summary_unused();
+}
+
 
 AnalysisResult analyze(const std::vector<std::string>& trace_files, const AnalysisOptions& options) {
   AnalysisResult result;
@@ -138,38 +181,12 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
 
   std::map<int, std::string> file_by_rank;
   for (const RankRun& run : pass.runs) {
-    const trace::TraceReader& r = *run.reader;
-    file_by_rank.emplace(run.engine->rank(), r.path());
-    TraceSummary s;
-    s.path = r.path();
-    s.rank = run.engine->rank();
-    s.records = r.records_read();
-    s.operations = run.engine->operations();
-    s.truncated = r.truncated();
-    s.truncation = r.truncation();
-    s.records_lost = r.records_lost();
-    if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
-      s.dropped_records = d->get<uint64_t>();
-    if (s.truncated)
-      result.warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk ({} operations; {}what "
-                                            "the process did after its last flush is not in the file): {}",
-                                            s.operations,
-                                            s.records_lost ? fmt::format("{} records of a cut-off chunk lost, and ",
-                                                                         s.records_lost)
-                                                           : "",
-                                            s.truncation));
-    if (s.dropped_records)
-      result.warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
-                                            "operations among them were not checked",
-                                            s.path, s.dropped_records));
-    result.traces.push_back(std::move(s));
+    file_by_rank.emplace(run.engine->rank(), run.reader->path());
+    result.traces.push_back(summarise(*run.reader, *run.engine));
+    trace_warnings(result.traces.back(), result.warnings);
   }
   finish(pass, result);
-  if (result.kernels_summary_unused)
-    result.warnings.push_back(fmt::format(
-        "{} launch(es) of kernels summarised in {} could not use their summary: the trace kept no argument "
-        "bytes (trace with `streamhaz run --footprints static`) or they did not fit the summary's layout",
-        result.kernels_summary_unused, options.kernels));
+  summary_warnings(result, options, result.warnings);
   if (options.backfill_timings) backfill_timings(result.findings, file_by_rank);
   return result;
 }

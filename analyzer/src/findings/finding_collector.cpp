@@ -43,7 +43,13 @@ void FindingCollector::repeat(size_t index, int rank, uint64_t offset, uint64_t 
 }
 
 void FindingCollector::absorb(FindingCollector&& other) {
-  for (Finding& f : other.findings_) {
+  absorb(std::move(other.findings_));
+  other.findings_.clear();
+  other.by_key_.clear();
+}
+
+void FindingCollector::absorb(std::vector<Finding> findings) {
+  for (Finding& f : findings) {
     auto it = by_key_.find(f.key);
     if (it == by_key_.end()) {
       by_key_.emplace(f.key, findings_.size());
@@ -64,8 +70,6 @@ void FindingCollector::absorb(FindingCollector&& other) {
     kept.buffer.offset = lo;
     kept.buffer.bytes = hi - lo;
   }
-  other.findings_.clear();
-  other.by_key_.clear();
 }
 
 std::vector<Finding> FindingCollector::take() {

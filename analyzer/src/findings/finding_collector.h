@@ -24,6 +24,7 @@ class FindingCollector {
   // Folds another collector's findings in (ranks checked apart): the same result as if its
   // occurrences had been added here.
   void absorb(FindingCollector&& other);
+  void absorb(std::vector<Finding> findings);  // another collector's findings, as taken
   // Findings in a stable order: by buffer name, then key.
   std::vector<Finding> take();
 
