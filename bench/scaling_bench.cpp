@@ -7,7 +7,10 @@
 // It then extrapolates per-operation time and memory per rank to 16,384 ranks by a
 // least-squares line through the measured points.
 //
-//   scaling_bench [OPS_PER_RANK=20000] [TMPDIR=/tmp] [RANKS=2,8,32,128,512,1024] [dense-up-to=1024]
+//   scaling_bench [OPS_PER_RANK=20000] [TMPDIR=/tmp] [RANKS=2,8,32,128,512,1024] [DENSE_UP_TO=1024] [keep]
+//
+// DENSE_UP_TO: the largest rank count also checked with dense clocks. `keep` leaves the traces
+// in TMPDIR (to check them with `streamhaz check` by hand).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {
     for (std::string item; std::getline(in, item, ',');) counts.push_back(std::atoi(item.c_str()));
   }
   const int dense_up_to = argc > 4 ? std::atoi(argv[4]) : 1024;
+  const bool keep = argc > 5 && std::string(argv[5]) == "keep";
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
 
   std::printf("synthetic ZeRO-2 job, %llu operations per rank, %u cores; CPU time per operation on one thread\n",
@@ -146,7 +150,8 @@ int main(int argc, char** argv) {
     const Measured one = check_in_child(files, false, 1);
     const Measured all = check_in_child(files, false, 0);
     const Measured dense = world <= dense_up_to ? check_in_child(files, true, 1) : Measured{};
-    std::filesystem::remove_all(dir);
+    if (keep) std::printf("traces kept in %s\n", dir.c_str());
+    else std::filesystem::remove_all(dir);
     if (!one.ok || !all.ok || one.findings || all.findings || (dense.ok && dense.findings)) {
       std::fprintf(stderr, "scaling_bench: the %d-rank check failed or found races in a clean job\n", world);
       failed = true;

@@ -72,32 +72,38 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
 
 namespace {
 
-// Ranks that can move wait in a queue; a rank is on at most one thread at a time.
+// Ranks that can move wait in their thread's queue: rank i always runs on thread i % threads,
+// so its state stays in one core's caches and its memory is freed by the thread that made it.
 class Scheduler {
  public:
-  Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives)
-      : runs_(runs), collectives_(collectives), state_(runs.size(), State::Queued), live_(runs.size()) {
-    for (size_t i = 0; i < runs.size(); ++i) queue_.push_back(static_cast<uint32_t>(i));
+  Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads)
+      : runs_(runs), collectives_(collectives), queues_(threads), state_(runs.size(), State::Queued),
+        live_(runs.size()) {
+    for (size_t i = 0; i < runs.size(); ++i) queues_[i % threads].push_back(static_cast<uint32_t>(i));
+    queued_ = runs.size();
   }
 
-  void work() {
+  void work(unsigned me) {
     trace::Record record;
+    std::deque<uint32_t>& mine = queues_[me];
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (!failed_ && live_ != 0 && queue_.empty() && running_ != 0) {
+      if (!failed_ && live_ != 0 && mine.empty() && !(running_ == 0 && queued_ == 0)) {
         ++idle_;
-        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !queue_.empty() || running_ == 0; });
+        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !mine.empty() || (running_ == 0 && queued_ == 0); });
         --idle_;
       }
       if (failed_ || live_ == 0) return;
-      if (queue_.empty()) {
+      if (mine.empty()) {
         // Nothing runs and nothing can: every live rank waits for a collective never completed.
         collectives_.release_all();
         wake(collectives_.take_woken());
+        if (idle_) cv_.notify_all();
         continue;
       }
-      const uint32_t i = queue_.front();
-      queue_.pop_front();
+      const uint32_t i = mine.front();
+      mine.pop_front();
+      --queued_;
       state_[i] = State::Running;
       ++running_;
       lock.unlock();
@@ -120,11 +126,13 @@ class Scheduler {
         state_[i] = State::Waiting;
         if (woken_while_running_.erase(i)) enqueue(i);
       }
-      wake(woken);
-      // Sleeping threads wake only for work, the end, or a possible standstill.
-      if (idle_ && (!queue_.empty() || live_ == 0 || running_ == 0)) cv_.notify_all();
+      const bool others_had_work = wake(woken);
+      // Sleeping threads wake only for their work, the end, or a possible standstill.
+      if (idle_ && (others_had_work || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
     }
   }
+
+  std::exception_ptr error_;
 
  private:
   enum class State { Queued, Running, Waiting, Done };
@@ -136,38 +144,44 @@ class Scheduler {
   }
   void enqueue(uint32_t i) {
     state_[i] = State::Queued;
-    queue_.push_back(i);
+    queues_[i % queues_.size()].push_back(i);
+    ++queued_;
   }
-  void wake(const std::vector<uint32_t>& ranks) {
+  // Queues the ranks whose wait ended; true if any went to another thread's queue.
+  bool wake(const std::vector<uint32_t>& ranks) {
+    bool any = false;
     for (uint32_t i : ranks) {
-      if (state_[i] == State::Waiting) enqueue(i);
-      else if (state_[i] == State::Running) woken_while_running_.insert(i);
+      if (state_[i] == State::Waiting) {
+        enqueue(i);
+        any = true;
+      } else if (state_[i] == State::Running) {
+        woken_while_running_.insert(i);
+      }
     }
+    return any;
   }
 
   std::vector<RankRun>& runs_;
   CollectiveMatcher& collectives_;
   std::mutex mutex_;
   std::condition_variable cv_;
+  std::vector<std::deque<uint32_t>> queues_;
   std::vector<State> state_;
-  std::deque<uint32_t> queue_;
   std::set<uint32_t> woken_while_running_;
   size_t live_;
+  size_t queued_ = 0;
   size_t running_ = 0;
   size_t idle_ = 0;
   bool failed_ = false;
-
- public:
-  std::exception_ptr error_;
 };
 
 }  // namespace
 
 void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
-  Scheduler scheduler(runs, collectives);
+  Scheduler scheduler(runs, collectives, threads);
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&] { scheduler.work(); });
-  scheduler.work();
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { scheduler.work(t); });
+  scheduler.work(0);
   for (std::thread& t : pool) t.join();
   if (scheduler.error_) std::rethrow_exception(scheduler.error_);
 }
