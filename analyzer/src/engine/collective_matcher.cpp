@@ -1,7 +1,6 @@
 #include "engine/collective_matcher.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace streamhaz::analysis {
 namespace {
@@ -62,6 +61,7 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     fresh.count = n.count;
     fresh.nranks = n.nranks;
     fresh.root = n.peer;
+    if (projected()) fresh.posts.reserve(std::min<uint32_t>(n.nranks, 1u << 16));
     it = pending_.emplace(key, std::move(fresh)).first;
   } else {
     Pending& p = it->second;
@@ -122,12 +122,12 @@ void CollectiveMatcher::resolve(Pending& p) {
     return;
   }
   // Every sender usually knows the same few frontiers: merge each once.
-  std::vector<FrontierRef> inputs;
-  std::unordered_set<const Frontier*> seen;
+  std::vector<FrontierRef> inputs;  // a handful: a linear search beats a hash set
   for (const Post& post : p.posts)
     if (post.sender)
       for (const FrontierRef& f : post.known)
-        if (seen.insert(f.get()).second) inputs.push_back(f);
+        if (std::none_of(inputs.begin(), inputs.end(), [&](const FrontierRef& g) { return g == f; }))
+          inputs.push_back(f);
   if (inputs.size() > 1 && inputs.size() <= 64) drop_covered(inputs);
   builder_.start(0);
   for (const Post& post : p.posts)

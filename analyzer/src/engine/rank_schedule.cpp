@@ -66,8 +66,8 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
     // Every live rank waits for a collective some rank never issues (missing or cut-off
     // trace, ranks disagreeing on the order): give up those edges rather than stop.
     if (!moved) collectives.release_all();
+    collectives.take_woken();  // this loop looks at every rank anyway
   }
-  collectives.take_woken();
 }
 
 namespace {
