@@ -22,12 +22,12 @@ constexpr uint64_t kGradBytes = 1 << 16;
 
 }  // namespace
 
-void write_synthetic_zero2_rank(const std::string& path, int rank, uint64_t ops, bool racy) {
-  RankTraceBuilder r(rank, kZero2World, path);
+void write_synthetic_zero2_rank(const std::string& path, int rank, uint64_t ops, bool racy, int world) {
+  RankTraceBuilder r(rank, world, path);
   const StreamId input = r.stream("input stream"), compute = r.stream("compute stream"),
                  reduction = r.stream("reduction stream"), optimizer = r.stream("optimizer stream");
   const uint64_t bucket_bytes = kGradBytes * kLayersPerBucket;
-  const uint64_t partition = bucket_bytes / kZero2World;
+  const uint64_t partition = bucket_bytes / static_cast<uint64_t>(world);
   const int buckets = kLayers / kLayersPerBucket;
   std::vector<uint64_t> params, acts, grads, ipg;
   std::vector<EventId> buffer_free;
@@ -85,8 +85,11 @@ void write_synthetic_zero2_rank(const std::string& path, int rank, uint64_t ops,
     r.record(reduction_done, reduction);
     r.wait(optimizer, reduction_done);
     r.kernel(optimizer, "optimizer_step",
-             {trace::reads_writes(fp32, partition * buckets), trace::writes(params[rank], kGradBytes)});
-    r.nccl(optimizer, trace::NcclKind::AllGather, params[rank], params[0], kGradBytes / 4, comm);
+             {trace::reads_writes(fp32, partition * buckets), trace::writes(params[rank % kLayers], kGradBytes)});
+    // Each rank gathers 2 * kGradBytes / world bytes into params[0] (and the next buffer), at
+    // any rank count: the footprint of the 2-rank job.
+    r.nccl(optimizer, trace::NcclKind::AllGather, params[rank % kLayers], params[0],
+           kGradBytes / (2 * static_cast<uint64_t>(world)), comm);
     r.record(optimizer_done, optimizer);
     r.pop_range();
   }

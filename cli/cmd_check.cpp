@@ -43,6 +43,7 @@ struct CheckOptions {
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
   bool full_stacks = false;
   std::string source_root;
+  unsigned jobs = 0;             // threads checking ranks at once; 0: every core
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -169,6 +170,7 @@ int run_check(const CheckOptions& o) {
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
   options.kernels = o.kernels;
+  options.jobs = o.jobs;
   report::ReportInput input;
   // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
   const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
@@ -245,6 +247,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "kernels.json from `streamhaz kernels scan`: static footprints for the kernels it summarises "
                   "(traces from `streamhaz run --footprints static`)")
       ->type_name("FILE");
+  cmd->add_option("-j,--jobs", o->jobs,
+                  "Threads that check ranks at once (0: every core); the findings and their order do not depend on it")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
   cmd->add_flag("--no-sync", o->no_sync,

@@ -273,6 +273,23 @@ uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uin
   return issue(s, n, us);
 }
 
+uint64_t RankTraceBuilder::nccl_in_group(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
+                                         uint64_t comm, uint32_t comm_rank, uint32_t comm_size, int peer) {
+  Nccl n;
+  n.kind = kind;
+  n.sendbuf = sendbuf;
+  n.recvbuf = recvbuf;
+  n.count = count;
+  n.dtype = 7;  // ncclFloat32
+  n.elem_bytes = 4;
+  n.peer = peer;
+  n.comm = comm;
+  n.rank = comm_rank;
+  n.nranks = comm_size;
+  n.comm_seq = comm_seq_[comm]++;
+  return issue(s, n, 20);
+}
+
 EventId RankTraceBuilder::event(uint32_t flags) {
   EventId e = next_event_++;
   add(EventCreate{e, flags});

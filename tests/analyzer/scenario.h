@@ -36,6 +36,17 @@ inline AnalysisResult analyze_run(const TraceBuilder& run, const AnalysisOptions
   return result;
 }
 
+// The same analysis without files: the builder's records handed over in memory.
+inline std::vector<analysis::RankRecords> records_of(const TraceBuilder& run) {
+  std::vector<analysis::RankRecords> ranks;
+  for (int r = 0; r < run.world_size(); ++r)
+    ranks.push_back({r, "rank" + std::to_string(r), const_cast<TraceBuilder&>(run).rank(r).records()});
+  return ranks;
+}
+inline AnalysisResult analyze_in_memory(const TraceBuilder& run, const AnalysisOptions& options = {}) {
+  return analysis::analyze_records(records_of(run), options);
+}
+
 // Analyses only the given ranks' files of a run (as if the others were missing).
 inline AnalysisResult analyze_ranks(const TraceBuilder& run, const std::vector<int>& ranks) {
   const auto dir = fresh_dir();

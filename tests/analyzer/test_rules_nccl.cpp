@@ -28,13 +28,13 @@ struct GradReduce {
 TEST_CASE("NCCL call on a stream: ordered by a wait like any operation", "[rules][nccl]") {
   GradReduce t;
   t.build(true);
-  CHECK(analyze_run(t.run).findings.empty());
+  CHECK(analyze_in_memory(t.run).findings.empty());
 }
 
 TEST_CASE("NCCL call on a stream: unordered with the producer of its send buffer", "[rules][nccl]") {
   GradReduce t;
   t.build(false);
-  auto res = analyze_run(t.run);
+  auto res = analyze_in_memory(t.run);
   // In-place all-reduce reads and writes grad: one pattern, folded over both ranks.
   REQUIRE(res.findings.size() == 1);
   const Finding& f = res.findings[0];
@@ -103,13 +103,13 @@ TraceBuilder transitive_rooted(NcclKind kind_a, int root_a, NcclKind kind_b, int
 }  // namespace
 
 TEST_CASE("cross-rank collectives carry ordering from one rank through another", "[rules][nccl-cross-rank]") {
-  auto res = analyze_run(transitive(true));
+  auto res = analyze_in_memory(transitive(true));
   CHECK(res.findings.empty());
   CHECK(res.warnings.empty());
 }
 
 TEST_CASE("without the ordering on the other rank the read races", "[rules][nccl-cross-rank]") {
-  auto res = analyze_run(transitive(false));
+  auto res = analyze_in_memory(transitive(false));
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].first.name == "producer");
   CHECK(res.findings[0].second.name == "consumer");
@@ -136,7 +136,7 @@ TEST_CASE("a collective's end is after the start, not the end, of the other rank
     r.all_reduce(s1, buf, buf, 256, TraceBuilder::comm(0));
     r.kernel(s2, "reader", {reads(buf, 1024)});
   }
-  auto res = analyze_run(run);
+  auto res = analyze_in_memory(run);
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].first.kind == "ncclAllReduce");
   CHECK(res.findings[0].occurrences == 2);
@@ -148,7 +148,7 @@ TEST_CASE("ranks disagreeing on collective k of a communicator get no cross-rank
   TransitiveRun t;
   t.a1 = Call{NcclKind::Broadcast, 0};
   TraceBuilder run = transitive(t);
-  auto res = analyze_run(run);
+  auto res = analyze_in_memory(run);
   REQUIRE(res.findings.size() == 1);
   CHECK(res.findings[0].second.name == "consumer");
   REQUIRE(res.warnings.size() == 1);
@@ -167,18 +167,18 @@ TEST_CASE("a broadcast's root does not wait for the other ranks", "[rules][nccl-
   // The root only sends: its call can end before a receiver's call has started, so rank 1
   // (the root of A) learns nothing of rank 0's producer through A.
   require_producer_consumer_race(
-      analyze_run(transitive_rooted(NcclKind::Broadcast, 1, NcclKind::AllReduce, -1)));
+      analyze_in_memory(transitive_rooted(NcclKind::Broadcast, 1, NcclKind::AllReduce, -1)));
 }
 
 TEST_CASE("a reduce's other ranks do not wait for the root", "[rules][nccl-cross-rank]") {
   // Rank 0 only sends its contribution to B's root (rank 1): its call can end before rank
   // 1's call has started.
-  require_producer_consumer_race(analyze_run(transitive_rooted(NcclKind::AllReduce, -1, NcclKind::Reduce, 1)));
+  require_producer_consumer_race(analyze_in_memory(transitive_rooted(NcclKind::AllReduce, -1, NcclKind::Reduce, 1)));
 }
 
 TEST_CASE("a reduce's root waits for every rank and a broadcast's receivers for the root",
           "[rules][nccl-cross-rank]") {
-  auto res = analyze_run(transitive_rooted(NcclKind::Reduce, 1, NcclKind::Broadcast, 1));
+  auto res = analyze_in_memory(transitive_rooted(NcclKind::Reduce, 1, NcclKind::Broadcast, 1));
   CHECK(res.findings.empty());
   CHECK(res.warnings.empty());
 }

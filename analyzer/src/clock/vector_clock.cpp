@@ -14,12 +14,14 @@ Epoch VectorClock::tick(TimelineId own) {
   return Epoch{own, ++v_[own]};
 }
 
-bool VectorClock::join(const VectorClock& other) {
-  if (other.v_.size() > v_.size()) v_.resize(other.v_.size(), 0);
+bool VectorClock::join(const VectorClock& other) { return join(other.v_.data(), other.v_.size()); }
+
+bool VectorClock::join(const ClockValue* v, size_t n) {
+  if (n > v_.size()) v_.resize(n, 0);
   bool grew = false;
-  for (size_t i = 0; i < other.v_.size(); ++i) {
-    if (other.v_[i] > v_[i]) {
-      v_[i] = other.v_[i];
+  for (size_t i = 0; i < n; ++i) {
+    if (v[i] > v_[i]) {
+      v_[i] = v[i];
       grew = true;
     }
   }

@@ -1,6 +1,7 @@
 // Vector clocks over timelines. A timeline is one stream of one rank, or one host timeline
-// (per rank, or per host thread in strict mode); timelines are numbered densely across all
-// ranks so that cross-rank NCCL edges can be expressed in the same clocks.
+// (per rank, or per host thread in strict mode). By default each rank numbers only its own
+// timelines and cross-rank order arrives through frontiers (frontier.h); the dense reference
+// mode numbers the timelines of all ranks together and carries every rank in every clock.
 #pragma once
 
 #include <cstddef>
@@ -27,9 +28,11 @@ class VectorClock {
   Epoch tick(TimelineId own);
   // Pointwise maximum; returns whether anything grew.
   bool join(const VectorClock& other);
+  bool join(const ClockValue* v, size_t n);
   // Does the operation at `e` happen before (or is it) the point this clock describes?
   bool covers(Epoch e) const { return e.clock <= get(e.timeline); }
   size_t size() const { return v_.size(); }
+  const ClockValue* data() const { return v_.data(); }
   bool operator==(const VectorClock& o) const;
 
  private:

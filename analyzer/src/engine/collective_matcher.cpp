@@ -1,53 +1,212 @@
 #include "engine/collective_matcher.h"
 
+#include <algorithm>
+
 namespace streamhaz::analysis {
 namespace {
-bool rooted(trace::NcclKind k) {
-  using K = trace::NcclKind;
-  return k == K::Broadcast || k == K::Scatter || k == K::Reduce || k == K::Gather;
-}
+using K = trace::NcclKind;
+bool rooted(K k) { return k == K::Broadcast || k == K::Scatter || k == K::Reduce || k == K::Gather; }
+bool from_root_only(K k) { return k == K::Broadcast || k == K::Scatter; }
 }  // namespace
 
-bool CollectiveMatcher::post(const trace::Nccl& n, const VectorClock& start) {
-  const CollectiveKey key{n.comm, n.comm_seq};
-  auto [it, fresh] = pending_.try_emplace(key, Pending{n.kind, n.count, n.nranks, n.peer, {}, {}});
-  Pending& p = it->second;
-  if (!fresh && !p.mismatch &&
-      (p.kind != n.kind || p.count != n.count || p.nranks != n.nranks || (rooted(n.kind) && p.root != n.peer))) {
-    // Ranks disagree on what call k was: no edge is safer than a wrong one.
-    p.mismatch = true;
-    ++mismatched_;
+bool CollectiveMatcher::completed_before(const CollectiveKey& k) const {
+  auto it = done_.find(k.first);
+  return it != done_.end() && (k.second < it->second.below || it->second.above.count(k.second));
+}
+
+bool CollectiveMatcher::post(uint32_t index, const trace::Nccl& n, const VectorClock& start,
+                             const std::vector<FrontierRef>& known) {
+  std::lock_guard lock(mutex_);
+  if (replicated_) {  // applied by every process at the end of the round (apply)
+    PostRecord r{index, n, start, {}};
+    for (const FrontierRef& f : known) r.known.push_back(f->id());
+    outbox_.push_back(std::move(r));
+    return true;
   }
-  p.joined.join(start);
-  if (rooted(n.kind) && n.peer >= 0 && n.rank == static_cast<uint32_t>(n.peer)) p.root_start.join(start);
+  return post_locked(index, n, start, known);
+}
+
+std::vector<PostRecord> CollectiveMatcher::take_outbox() {
+  std::lock_guard lock(mutex_);
+  std::vector<PostRecord> out;
+  out.swap(outbox_);
+  return out;
+}
+
+void CollectiveMatcher::apply(const PostRecord& r) {
+  std::lock_guard lock(mutex_);
+  std::vector<FrontierRef> known;
+  for (uint64_t id : r.known) {
+    auto it = by_id_.find(id);
+    if (it != by_id_.end()) known.push_back(it->second);
+  }
+  const bool must_wait = post_locked(r.index, r.call, r.start, known);
+  (void)must_wait;
+}
+
+FrontierRef CollectiveMatcher::build() {
+  FrontierRef f = builder_.build();
+  if (replicated_) by_id_.emplace(f->id(), f);
+  return f;
+}
+
+bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
+                                    const std::vector<FrontierRef>& known) {
+  const CollectiveKey key{n.comm, n.comm_seq};
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    if (completed_before(key)) irregular_ = true;
+    Pending fresh;
+    fresh.kind = n.kind;
+    fresh.count = n.count;
+    fresh.nranks = n.nranks;
+    fresh.root = n.peer;
+    if (projected()) fresh.posts.reserve(std::min<uint32_t>(n.nranks, 1u << 16));
+    it = pending_.emplace(key, std::move(fresh)).first;
+  } else {
+    Pending& p = it->second;
+    const bool differs = p.kind != n.kind || p.count != n.count || p.nranks != n.nranks ||
+                         (rooted(n.kind) && p.root != n.peer);
+    if (differs && !p.mismatch) {
+      // Ranks disagree on what call k was: no edge is safer than a wrong one. Once the
+      // outcome is fixed (released), only the late caller is refused.
+      if (p.resolved) p.refused.push_back(index);
+      else p.mismatch = true;
+      ++mismatched_;
+    }
+  }
+  Pending& p = it->second;
+  if (n.rank >= p.nranks) {
+    irregular_ = true;
+  } else {
+    if (p.comm_ranks_seen.size() < p.nranks) p.comm_ranks_seen.resize(p.nranks, false);
+    if (p.comm_ranks_seen[n.rank]) irregular_ = true;
+    p.comm_ranks_seen[n.rank] = true;
+  }
   ++p.posted;
   ++p.waiting;
-  if (p.posted > p.nranks && !p.mismatch) {
-    p.mismatch = true;
-    ++mismatched_;
+  if (p.posted > p.nranks) {
+    irregular_ = true;
+    if (!p.mismatch && !p.resolved) {
+      p.mismatch = true;
+      ++mismatched_;
+    }
   }
-  return !(p.released || p.posted >= p.nranks);
+  if (!p.resolved) {
+    const bool is_root = rooted(p.kind) && p.root >= 0 && n.rank == static_cast<uint32_t>(p.root);
+    if (!projected()) {
+      p.joined.join(start);
+      if (is_root) p.root_start.join(start);
+    } else if (replicated_ || !from_root_only(p.kind) || is_root) {
+      // Replicated: every receiver's post is kept, to make its knowledge frontier here too.
+      const bool sender = !from_root_only(p.kind) || is_root;
+      p.posts.push_back(Post{index, n.rank, sender ? start : VectorClock{}, known, sender});
+    }
+  }
+  const bool must_wait = !(p.released || p.posted >= p.nranks);
+  if (must_wait) {
+    p.waiters.push_back(index);
+  } else if (!p.resolved) {
+    resolve(p);
+  }
+  return must_wait;
+}
+
+// The outcome is fixed: merge the posts into the frontiers receivers read (projected).
+void CollectiveMatcher::resolve(Pending& p) {
+  p.resolved = true;
+  woken_.insert(woken_.end(), p.waiters.begin(), p.waiters.end());
+  p.waiters.clear();
+  if (!projected() || p.mismatch) {
+    p.posts.clear();
+    return;
+  }
+  // Every sender usually knows the same few frontiers: merge each once.
+  std::vector<FrontierRef> inputs;  // a handful: a linear search beats a hash set
+  for (const Post& post : p.posts)
+    if (post.sender)
+      for (const FrontierRef& f : post.known)
+        if (std::none_of(inputs.begin(), inputs.end(), [&](const FrontierRef& g) { return g == f; }))
+          inputs.push_back(f);
+  if (inputs.size() > 1 && inputs.size() <= 64) drop_covered(inputs);
+  builder_.start(0);
+  for (const Post& post : p.posts)
+    if (post.sender) builder_.add(post.index, post.start);
+  for (const FrontierRef& f : inputs) builder_.add(f);
+  FrontierRef merged = build();
+  if (from_root_only(p.kind)) p.root_frontier = std::move(merged);
+  else p.all = std::move(merged);
+  // Replicated: make every receiver's knowledge frontier now, in post order, so that every
+  // process builds the same frontiers in the same order (ids agree).
+  if (replicated_)
+    for (const Post& post : p.posts)
+      if (const FrontierRef* got = frontier_for(p, post.comm_rank); got && *got) knowledge_for(p, *got, post.known);
+  p.posts.clear();
+  p.posts.shrink_to_fit();
+}
+
+// The frontier the call of `comm_rank` receives, or null (it receives nothing).
+const FrontierRef* CollectiveMatcher::frontier_for(Pending& p, uint32_t comm_rank) {
+  const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
+  switch (p.kind) {
+    case K::Broadcast:
+    case K::Scatter: return &p.root_frontier;  // receives from the root
+    case K::Reduce:
+    case K::Gather: return is_root ? &p.all : nullptr;  // only the root receives
+    default: return &p.all;                             // every rank receives from all
+  }
 }
 
 bool CollectiveMatcher::ready(const CollectiveKey& k) const {
+  std::lock_guard lock(mutex_);
   auto it = pending_.find(k);
   return it == pending_.end() || it->second.released || it->second.posted >= it->second.nranks;
 }
 
-VectorClock CollectiveMatcher::take(const CollectiveKey& k, uint32_t comm_rank) {
+// What a receiver's later collectives pass on: the frontier it got, plus what it knew at its
+// own start when the frontier does not already hold that (a broadcast's receivers).
+FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got, const std::vector<FrontierRef>& known) {
+  std::vector<uint64_t> ids;
+  for (const FrontierRef& f : known)
+    if (!got->covers(f->id())) ids.push_back(f->id());
+  if (ids.empty()) return got;
+  std::sort(ids.begin(), ids.end());
+  for (const auto& [key, f] : p.merged)
+    if (key == ids) return f;
+  builder_.start(0);
+  builder_.add(got);
+  for (const FrontierRef& f : known)
+    if (!got->covers(f->id())) builder_.add(f);
+  FrontierRef f = build();
+  p.merged.emplace_back(std::move(ids), f);
+  return f;
+}
+
+Receipt CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank,
+                                const std::vector<FrontierRef>& known) {
+  std::lock_guard lock(mutex_);
   auto it = pending_.find(k);
   if (it == pending_.end()) return {};
   Pending& p = it->second;
-  VectorClock result;
-  if (!p.mismatch) {
-    using K = trace::NcclKind;
+  if (!p.resolved) resolve(p);  // a rank that posts to a released collective
+  Receipt result;
+  const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
+  if (!p.mismatch && !refused) {
     const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
-    switch (p.kind) {
-      case K::Broadcast:
-      case K::Scatter: result = p.root_start; break;                      // receives from the root
-      case K::Reduce:
-      case K::Gather: result = is_root ? p.joined : VectorClock{}; break;  // only the root receives
-      default: result = p.joined; break;                                   // every rank receives from all
+    if (!projected()) {
+      switch (p.kind) {
+        case K::Broadcast:
+        case K::Scatter: result.join = p.root_start; break;
+        case K::Reduce:
+        case K::Gather:
+          if (is_root) result.join = p.joined;
+          break;
+        default: result.join = p.joined; break;
+      }
+    } else if (const FrontierRef* frontier = frontier_for(p, comm_rank); frontier && *frontier) {
+      const auto [values, n] = (*frontier)->of(index);
+      result.join.join(values, n);
+      result.knowledge = knowledge_for(p, *frontier, known);
     }
   }
   if (p.waiting) --p.waiting;
@@ -56,15 +215,34 @@ VectorClock CollectiveMatcher::take(const CollectiveKey& k, uint32_t comm_rank) 
 }
 
 void CollectiveMatcher::release_all() {
+  std::lock_guard lock(mutex_);
   for (auto& [key, p] : pending_) {
     if (p.released || p.posted >= p.nranks) continue;
     p.released = true;
     ++partial_;
+    resolve(p);
   }
 }
 
+std::vector<uint32_t> CollectiveMatcher::take_woken() {
+  std::lock_guard lock(mutex_);
+  std::vector<uint32_t> out;
+  out.swap(woken_);
+  return out;
+}
+
 void CollectiveMatcher::forget_if_done(std::map<CollectiveKey, Pending>::iterator it) {
-  if (it->second.waiting == 0 && it->second.posted >= it->second.nranks) pending_.erase(it);
+  if (it->second.waiting != 0 || it->second.posted < it->second.nranks) return;
+  const CollectiveKey key = it->first;
+  pending_.erase(it);
+  auto [d, fresh] = done_.try_emplace(key.first);
+  if (fresh) d->second.below = key.second;
+  if (key.second < d->second.below) return;
+  d->second.above.insert(key.second);
+  while (!d->second.above.empty() && *d->second.above.begin() == d->second.below) {
+    d->second.above.erase(d->second.above.begin());
+    ++d->second.below;
+  }
 }
 
 }  // namespace streamhaz::analysis

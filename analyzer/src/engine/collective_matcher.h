@@ -4,14 +4,25 @@
 // nothing); for a reduce or gather, the root receives from every rank and the others from
 // none. Each rank posts the clock at which its call started (matched by communicator hash
 // and sequence number); once all `nranks` have posted, every rank's stream joins, after its
-// own call, the start clocks of the ranks it received from. Ranks are analysed in lockstep:
-// a rank that posted waits until the others arrive.
+// own call, what the ranks it received from had started after.
+//
+// Two representations of "what they had started after" (docs/analysis.md, "Cross-rank order"):
+//   - projected (the default): a rank posts its own clock (its timelines only) and the
+//     frontiers that clock knows; the matcher merges them into one frontier per collective and
+//     a receiver joins only its own entry, O(its timelines + log ranks);
+//   - dense (the reference): clocks span every timeline of every rank and are joined whole.
+// The matcher is thread-safe: ranks may run on several threads.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "clock/frontier.h"
 #include "clock/vector_clock.h"
 #include "streamhaz/trace/records.h"
 
@@ -23,38 +34,108 @@ inline bool is_collective(const trace::Nccl& n) {
   return n.nranks > 1 && n.kind != trace::NcclKind::Send && n.kind != trace::NcclKind::Recv;
 }
 
+// What a receiving call's stream joins after the call: a clock (projected: over the
+// receiver's own timelines) and, projected, the frontier its later collectives pass on.
+struct Receipt {
+  VectorClock join;
+  FrontierRef knowledge;
+};
+
+// One rank's post as it travels between processes (replicated matchers, analyze_shard).
+struct PostRecord {
+  uint32_t index = 0;
+  trace::Nccl call;  // kind, count, nranks, rank, peer, comm, comm_seq
+  VectorClock start;
+  std::vector<uint64_t> known;  // frontier ids
+};
+
 class CollectiveMatcher {
  public:
-  // Posts one rank's start clock; true when that rank must wait for the others.
-  bool post(const trace::Nccl& n, const VectorClock& start);
+  enum class Clocks { Projected, Dense };
+  // `replicated`: one copy of the matcher per process (projected clocks only). Posts are held
+  // in an outbox instead of applied; every process applies every process's posts in one order
+  // (apply), so all copies build the same frontiers with the same ids.
+  explicit CollectiveMatcher(Clocks clocks = Clocks::Projected, bool replicated = false)
+      : clocks_(clocks), replicated_(replicated) {}
+  bool projected() const { return clocks_ == Clocks::Projected; }
+
+  // Posts the start of rank `index`'s call (`index`: the rank's place in the analysis):
+  // its stream clock before the call and, projected, the frontiers that clock knows. True
+  // when that rank must wait for the others.
+  bool post(uint32_t index, const trace::Nccl& n, const VectorClock& start, const std::vector<FrontierRef>& known);
   bool ready(const CollectiveKey& k) const;
-  // The start clocks of the ranks whose data the call of communicator rank `comm_rank`
-  // receives (empty when the ranks disagree about the call).
-  VectorClock take(const CollectiveKey& k, uint32_t comm_rank);
-  // No rank can move: ends every wait with the start clocks posted so far (fewer edges).
+  // What the call of communicator rank `comm_rank` receives (empty when the ranks disagree
+  // about the call); `known` is what the rank posted.
+  Receipt take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank, const std::vector<FrontierRef>& known);
+  // No rank can move: ends every wait with the starts posted so far (fewer edges). What a
+  // released collective gives is fixed then: ranks that post to it later add nothing to it.
   void release_all();
+  // Ranks whose wait ended since the last call (posted-to-completion or released).
+  std::vector<uint32_t> take_woken();
+
+  // Replicated matchers: this process's posts since the last call, and applying any process's.
+  std::vector<PostRecord> take_outbox();
+  void apply(const PostRecord& post);
 
   uint64_t partial() const { return partial_; }        // collectives not every rank reached
   uint64_t mismatched() const { return mismatched_; }  // same key, different call
+  // More posts to a key than its ranks, a communicator rank posted twice, or a key posted
+  // again after it completed: the outcome may depend on the order ranks were run in.
+  bool irregular() const { return irregular_; }
 
  private:
+  struct Post {
+    uint32_t index;
+    uint32_t comm_rank;
+    VectorClock start;
+    std::vector<FrontierRef> known;
+    bool sender;  // its start reaches the receivers (a broadcast's root; every rank otherwise)
+  };
   struct Pending {
     trace::NcclKind kind;
     uint64_t count;
     uint32_t nranks;
     int32_t root;
-    VectorClock joined;      // every start posted
-    VectorClock root_start;  // the root's start (rooted collectives)
+    std::vector<Post> posts;  // until resolved
+    std::vector<bool> comm_ranks_seen;
+    std::vector<uint32_t> waiters;
+    std::vector<uint32_t> refused;  // posted a different call after the outcome was fixed
     uint32_t posted = 0;
     uint32_t waiting = 0;  // posted and not yet taken
     bool released = false;
     bool mismatch = false;
+    bool resolved = false;  // the results below are final
+    VectorClock joined, root_start;        // dense
+    FrontierRef all, root_frontier;        // projected
+    std::vector<std::pair<std::vector<uint64_t>, FrontierRef>> merged;  // receiver knowledge ids -> frontier
   };
+  bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
+                   const std::vector<FrontierRef>& known);
+  void resolve(Pending& p);
+  const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
+  FrontierRef build();
+  FrontierRef knowledge_for(Pending& p, const FrontierRef& got, const std::vector<FrontierRef>& known);
   void forget_if_done(std::map<CollectiveKey, Pending>::iterator it);
+  bool completed_before(const CollectiveKey& k) const;
 
+  Clocks clocks_;
+  bool replicated_;
+  std::vector<PostRecord> outbox_;
+  std::unordered_map<uint64_t, FrontierRef> by_id_;  // replicated: every frontier built (kept)
+  mutable std::mutex mutex_;
   std::map<CollectiveKey, Pending> pending_;
+  // Per communicator, sequence numbers already completed and forgotten: every one below
+  // `below`, and those in `above` (a repeated key is irregular input).
+  struct Done {
+    uint64_t below = 0;
+    std::set<uint64_t> above;
+  };
+  std::unordered_map<uint64_t, Done> done_;
+  std::vector<uint32_t> woken_;
+  FrontierBuilder builder_;
   uint64_t partial_ = 0;
   uint64_t mismatched_ = 0;
+  bool irregular_ = false;
 };
 
 }  // namespace streamhaz::analysis

@@ -17,9 +17,14 @@ bool all_exact(const std::vector<ByteRange>& ranges) {
 }
 }  // namespace
 
-RankEngine::RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher& collectives,
+RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timelines, CollectiveMatcher& collectives,
                        FindingCollector& findings, const AnalysisOptions& options)
-    : rank_(rank), timelines_(timelines), collectives_(collectives), findings_(findings), options_(options) {
+    : rank_(rank),
+      index_(index),
+      timelines_(shared_timelines ? *shared_timelines : own_timelines_),
+      collectives_(collectives),
+      findings_(findings),
+      options_(options) {
   on(trace::HostThread{0});
 }
 
@@ -36,8 +41,34 @@ void RankEngine::apply(const trace::Record& r) {
 void RankEngine::finish() { flush_pending(); }
 
 void RankEngine::resume() {
-  streams_[blocked_->slot].clock.join(collectives_.take(blocked_->key, blocked_->comm_rank));
+  const Blocked b = std::move(*blocked_);
   blocked_.reset();
+  receive(b.key, b.slot, b.comm_rank, b.known);
+}
+
+void RankEngine::receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank,
+                         const std::vector<FrontierRef>& known) {
+  Receipt got = collectives_.take(key, index_, comm_rank, known);
+  StreamState& s = streams_[slot];
+  if (got.join.size()) s.clock.join(got.join);
+  if (!got.knowledge) return;
+  // A tick of its own marks the receipt: a clock covers it iff it descends from the stream
+  // after the join, so it knows the frontier noted here.
+  const Epoch e = s.clock.tick(s.timeline);
+  receipts_.add(s.timeline, e.clock, std::move(got.knowledge));
+  if (receipts_.wants_pruning(s.timeline)) prune_receipts(s.timeline);
+}
+
+void RankEngine::prune_receipts(TimelineId t) {
+  std::vector<ClockValue> live;
+  for (const StreamState& s : streams_) {
+    live.push_back(s.clock.get(t));
+    live.push_back(s.legacy_pending.get(t));
+  }
+  for (const auto& [tid, h] : hosts_) live.push_back(h.clock.get(t));
+  for (const auto& [id, ev] : events_) live.push_back(ev.clock.get(t));
+  for (const auto& [id, c] : replay_events_) live.push_back(c.get(t));
+  receipts_.prune(t, std::move(live));
 }
 
 // --- streams, events, host ---------------------------------------------------------------
@@ -400,8 +431,10 @@ void RankEngine::on(const trace::Nccl& r) {
   report_conflicts(op);
   if (!cross_rank) return;
   const CollectiveKey key{r.comm, r.comm_seq};
-  if (collectives_.post(r, start)) blocked_ = Blocked{key, slot, r.rank};
-  else streams_[slot].clock.join(collectives_.take(key, r.rank));
+  std::vector<FrontierRef> known;
+  if (collectives_.projected()) known = receipts_.known(start);
+  if (collectives_.post(index_, r, start, known)) blocked_ = Blocked{key, slot, r.rank, std::move(known)};
+  else receive(key, slot, r.rank, known);
 }
 
 // --- memory ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The happens-before engine of one rank: applies that rank's records in sequence order,
-// keeps a vector clock per stream and per host timeline, turns every operation's footprint
+// keeps a vector clock per stream and per host timeline (over this rank's own timelines, or
+// over every rank's in the dense reference mode), turns every operation's footprint
 // into shadow-memory accesses and reports unordered conflicts to the finding collector.
 // docs/analysis.md states each rule and why its edge is sound.
 #pragma once
@@ -12,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clock/receipts.h"
 #include "clock/vector_clock.h"
 #include "engine/collective_matcher.h"
 #include "engine/footprint.h"
@@ -28,8 +30,12 @@ namespace streamhaz::analysis {
 
 class RankEngine {
  public:
-  RankEngine(int rank, TimelineRegistry& timelines, CollectiveMatcher& collectives, FindingCollector& findings,
-             const AnalysisOptions& options);
+  // `index`: the rank's place in the analysis (frontiers are indexed by it). `shared_timelines`:
+  // the registry of every rank in the dense mode, null for this rank's own numbering.
+  RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timelines, CollectiveMatcher& collectives,
+             FindingCollector& findings, const AnalysisOptions& options);
+  RankEngine(const RankEngine&) = delete;
+  RankEngine& operator=(const RankEngine&) = delete;
 
   void apply(const trace::Record& r);
   void finish();  // end of the trace: completes a kernel still waiting for its footprint
@@ -40,6 +46,7 @@ class RankEngine {
   void resume();  // the collective matched (or was given up): its stream joins the starts
 
   int rank() const { return rank_; }
+  uint32_t index() const { return index_; }
   uint64_t operations() const { return operations_; }
   uint64_t operations_without_footprint() const { return without_footprint_; }
   // Kernels by the weakest tier of their footprint (pointer: pointer-tier accesses only).
@@ -98,6 +105,7 @@ class RankEngine {
     CollectiveKey key;
     uint32_t slot;
     uint32_t comm_rank;  // this rank's rank in the communicator
+    std::vector<FrontierRef> known;  // what the start posted knew of other ranks (projected)
   };
   // The per-rank, integers-only identity of a race pattern (the finding key's cheap twin).
   struct PatternKey {
@@ -177,11 +185,18 @@ class RankEngine {
   std::string stream_label(uint32_t slot) const;
   const std::string& text(trace::StringId id) const;
 
+  // The end of a cross-rank call: its stream joins what the call received.
+  void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank, const std::vector<FrontierRef>& known);
+  // Drops receipts on `timeline` that no clock of this rank can look up any more.
+  void prune_receipts(TimelineId timeline);
+
   // Stream capture and graph launch (graph_replay.cpp).
   CapturedGraph* captured(const trace::Record& r, trace::StreamId stream);
   void replay(trace::GraphId g, uint32_t launch_slot);
 
   int rank_;
+  uint32_t index_;
+  TimelineRegistry own_timelines_;
   TimelineRegistry& timelines_;
   CollectiveMatcher& collectives_;
   FindingCollector& findings_;
@@ -197,6 +212,7 @@ class RankEngine {
   std::unordered_map<trace::EventId, EventState> events_;
   std::map<uint64_t, HostTimeline> hosts_;  // by host thread (one entry unless strict)
   HostTimeline* host_ = nullptr;
+  Receipts receipts_;  // where cross-rank order entered this rank (projected clocks)
   AddressBook book_;
   ShadowMemory shadow_;
   PointerShadow pointer_shadow_;

@@ -42,6 +42,36 @@ void FindingCollector::repeat(size_t index, int rank, uint64_t offset, uint64_t 
   f.buffer.bytes = hi - lo;
 }
 
+void FindingCollector::absorb(FindingCollector&& other) {
+  absorb(std::move(other.findings_));
+  other.findings_.clear();
+  other.by_key_.clear();
+}
+
+void FindingCollector::absorb(std::vector<Finding> findings) {
+  for (Finding& f : findings) {
+    auto it = by_key_.find(f.key);
+    if (it == by_key_.end()) {
+      by_key_.emplace(f.key, findings_.size());
+      findings_.push_back(std::move(f));
+      continue;
+    }
+    Finding& kept = findings_[it->second];
+    const uint64_t lo = std::min(kept.buffer.offset, f.buffer.offset);
+    const uint64_t hi = std::max(kept.buffer.offset + kept.buffer.bytes, f.buffer.offset + f.buffer.bytes);
+    const uint64_t occurrences = kept.occurrences + f.occurrences;
+    std::vector<int> ranks = kept.ranks;
+    ranks.insert(ranks.end(), f.ranks.begin(), f.ranks.end());
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    if (f.first.rank < kept.first.rank) kept = std::move(f);  // show the lowest rank's occurrence
+    kept.occurrences = occurrences;
+    kept.ranks = std::move(ranks);
+    kept.buffer.offset = lo;
+    kept.buffer.bytes = hi - lo;
+  }
+}
+
 std::vector<Finding> FindingCollector::take() {
   std::vector<Finding> out = std::move(findings_);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {

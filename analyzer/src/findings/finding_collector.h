@@ -21,6 +21,10 @@ class FindingCollector {
   void repeat(size_t index, int rank, uint64_t offset, uint64_t bytes);
 
   std::vector<Finding>& findings() { return findings_; }
+  // Folds another collector's findings in (ranks checked apart): the same result as if its
+  // occurrences had been added here.
+  void absorb(FindingCollector&& other);
+  void absorb(std::vector<Finding> findings);  // another collector's findings, as taken
   // Findings in a stable order: by buffer name, then key.
   std::vector<Finding> take();
 

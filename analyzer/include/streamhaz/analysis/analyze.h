@@ -25,6 +25,13 @@ struct AnalysisOptions {
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
   // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
   bool backfill_timings = true;
+  // Threads that check ranks at once: 1 (the default) runs them in turn, 0 uses every core.
+  // Findings and their order do not depend on it. Ignored (one thread) with `on_conflict`.
+  unsigned jobs = 1;
+  // The reference representation of cross-rank order: every clock spans every timeline of
+  // every rank (O(ranks) per join). The default projects other ranks onto collective
+  // frontiers (docs/analysis.md, "Cross-rank order"); both give the same findings.
+  bool dense_clocks = false;
   // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
   // (rank, seq), so that re-checks without one need no copy of the run. A legacy-stream
   // operation named here keeps its stream order but loses its implicit barrier with the

@@ -95,6 +95,10 @@ class RankTraceBuilder {
   uint64_t host_func(StreamId s, double us = 1);
   uint64_t nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count, uint64_t comm,
                 double us = 20, int peer = -1, uint8_t elem_bytes = 4);
+  // A call on a communicator of `comm_size` ranks in which this rank is `comm_rank` (a group of
+  // the job's ranks: tensor- or pipeline-parallel groups); `peer` is the root's group rank.
+  uint64_t nccl_in_group(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count, uint64_t comm,
+                         uint32_t comm_rank, uint32_t comm_size, int peer = -1);
   uint64_t all_reduce(StreamId s, uint64_t sendbuf, uint64_t recvbuf, uint64_t count, uint64_t comm,
                       double us = 20) {
     return nccl(s, NcclKind::AllReduce, sendbuf, recvbuf, count, comm, us);

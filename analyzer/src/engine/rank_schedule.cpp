@@ -1,0 +1,189 @@
+#include "engine/rank_schedule.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace streamhaz::analysis {
+namespace {
+
+bool skipped(const RankRun& run, const trace::Record& r) {
+  uint64_t seq = 0;
+  if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
+  else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
+  else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
+  else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
+  return seq && run.skip->count({run.memory->rank, seq});
+}
+
+}  // namespace
+
+const trace::Record* RankRun::next(trace::Record& buffer) {
+  if (reader) return reader->next(buffer) ? &buffer : nullptr;
+  while (next_record < memory->records.size()) {
+    const trace::Record& r = memory->records[next_record++];
+    if (!skip || !skipped(*this, r)) return &r;
+  }
+  return nullptr;
+}
+
+void RankRun::run_until_blocked(trace::Record& buffer) {
+  while (!engine->blocked()) {
+    const trace::Record* r = next(buffer);
+    if (!r) {
+      engine->finish();
+      done = true;
+      return;
+    }
+    engine->apply(*r);
+  }
+}
+
+unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
+  // The over-synchronisation pass's per-pair callback is not made for several threads.
+  if (options.on_conflict || ranks < 2) return 1;
+  const unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::min<size_t>(n, ranks));
+}
+
+void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
+  trace::Record record;
+  size_t live = runs.size();
+  while (live) {
+    bool moved = false;
+    for (RankRun& run : runs) {
+      if (run.done) continue;
+      if (run.engine->blocked()) {
+        if (!collectives.ready(run.engine->blocked_on())) continue;
+        run.engine->resume();
+      }
+      run.run_until_blocked(record);
+      if (run.done) --live;
+      moved = true;
+    }
+    // Every live rank waits for a collective some rank never issues (missing or cut-off
+    // trace, ranks disagreeing on the order): give up those edges rather than stop.
+    if (!moved) collectives.release_all();
+    collectives.take_woken();  // this loop looks at every rank anyway
+  }
+}
+
+namespace {
+
+// Ranks that can move wait in their thread's queue: rank i always runs on thread i % threads,
+// so its state stays in one core's caches and its memory is freed by the thread that made it.
+class Scheduler {
+ public:
+  Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads)
+      : runs_(runs), collectives_(collectives), queues_(threads), state_(runs.size(), State::Queued),
+        live_(runs.size()) {
+    for (size_t i = 0; i < runs.size(); ++i) queues_[i % threads].push_back(static_cast<uint32_t>(i));
+    queued_ = runs.size();
+  }
+
+  void work(unsigned me) {
+    trace::Record record;
+    std::deque<uint32_t>& mine = queues_[me];
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (!failed_ && live_ != 0 && mine.empty() && !(running_ == 0 && queued_ == 0)) {
+        ++idle_;
+        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !mine.empty() || (running_ == 0 && queued_ == 0); });
+        --idle_;
+      }
+      if (failed_ || live_ == 0) return;
+      if (mine.empty()) {
+        // Nothing runs and nothing can: every live rank waits for a collective never completed.
+        collectives_.release_all();
+        wake(collectives_.take_woken());
+        if (idle_) cv_.notify_all();
+        continue;
+      }
+      const uint32_t i = mine.front();
+      mine.pop_front();
+      --queued_;
+      state_[i] = State::Running;
+      ++running_;
+      lock.unlock();
+      try {
+        step(runs_[i], record);
+      } catch (...) {  // bad input: the first error ends the pass (the others stop at their next turn)
+        lock.lock();
+        if (!failed_) error_ = std::current_exception();
+        failed_ = true;
+        cv_.notify_all();
+        return;
+      }
+      std::vector<uint32_t> woken = collectives_.take_woken();
+      lock.lock();
+      --running_;
+      if (runs_[i].done) {
+        state_[i] = State::Done;
+        --live_;
+      } else {
+        state_[i] = State::Waiting;
+        if (woken_while_running_.erase(i)) enqueue(i);
+      }
+      const bool others_had_work = wake(woken);
+      // Sleeping threads wake only for their work, the end, or a possible standstill.
+      if (idle_ && (others_had_work || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
+    }
+  }
+
+  std::exception_ptr error_;
+
+ private:
+  enum class State { Queued, Running, Waiting, Done };
+
+  static void step(RankRun& run, trace::Record& record) {
+    RankEngine& engine = *run.engine;
+    if (engine.blocked()) engine.resume();  // queued only once its collective is ready
+    run.run_until_blocked(record);
+  }
+  void enqueue(uint32_t i) {
+    state_[i] = State::Queued;
+    queues_[i % queues_.size()].push_back(i);
+    ++queued_;
+  }
+  // Queues the ranks whose wait ended; true if any went to another thread's queue.
+  bool wake(const std::vector<uint32_t>& ranks) {
+    bool any = false;
+    for (uint32_t i : ranks) {
+      if (state_[i] == State::Waiting) {
+        enqueue(i);
+        any = true;
+      } else if (state_[i] == State::Running) {
+        woken_while_running_.insert(i);
+      }
+    }
+    return any;
+  }
+
+  std::vector<RankRun>& runs_;
+  CollectiveMatcher& collectives_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::deque<uint32_t>> queues_;
+  std::vector<State> state_;
+  std::set<uint32_t> woken_while_running_;
+  size_t live_;
+  size_t queued_ = 0;
+  size_t running_ = 0;
+  size_t idle_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
+  Scheduler scheduler(runs, collectives, threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { scheduler.work(t); });
+  scheduler.work(0);
+  for (std::thread& t : pool) t.join();
+  if (scheduler.error_) std::rethrow_exception(scheduler.error_);
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,45 @@
+// Running the rank engines: each rank applies its records until it issues a collective the
+// other ranks have not reached, then waits. In turn on one thread (the reference order), or on
+// several threads that take whichever ranks can move. Findings go to per-rank collectors and
+// collectives resolve the same whatever the order, so both give the same result; input where
+// the order could matter is flagged by the matcher (CollectiveMatcher::irregular).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "engine/collective_matcher.h"
+#include "engine/rank_engine.h"
+#include "findings/finding_collector.h"
+#include "streamhaz/analysis/analyze.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::analysis {
+
+// One rank's input: a trace file being read, or records held in memory.
+struct RankRun {
+  std::unique_ptr<trace::TraceReader> reader;
+  const RankRecords* memory = nullptr;
+  const std::set<std::pair<int, uint64_t>>* skip = nullptr;  // syncs left out (memory only)
+  size_t next_record = 0;
+  std::unique_ptr<FindingCollector> findings;
+  std::unique_ptr<RankEngine> engine;
+  bool done = false;
+
+  // The next record, or null at the end; in-memory records are not copied.
+  const trace::Record* next(trace::Record& buffer);
+  // Applies records until the rank waits for a collective or ends (then finishes it).
+  void run_until_blocked(trace::Record& buffer);
+};
+
+// How many threads a pass uses: AnalysisOptions::jobs (0: every core), at most one per rank.
+unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
+
+// Every rank to its end, in turn on this thread.
+void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives);
+// The same on `threads` threads.
+void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads);
+
+}  // namespace streamhaz::analysis

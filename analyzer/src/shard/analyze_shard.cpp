@@ -1,0 +1,135 @@
+// analyze_shard(): the rounds of a sharded check. In each round every process runs its ranks
+// until each waits for a collective or ends, then all processes swap the posts of the round;
+// every process applies all of them, in process order, to its copy of the matcher. When no
+// process moved in a round, every copy releases the pending collectives at once (the same
+// standstill the one-process check releases at).
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+
+#include "analysis_parts.h"
+#include "engine/rank_schedule.h"
+#include "findings/timing_backfill.h"
+#include "footprints/kernel_summary.h"
+#include "shard/wire.h"
+#include "streamhaz/analysis/sharded.h"
+
+namespace streamhaz::analysis {
+
+AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const AnalysisOptions& options,
+                             ShardExchange& exchange) {
+  const int me = exchange.me(), processes = exchange.processes();
+  AnalysisResult result;
+  std::optional<KernelSummaries> summaries;
+  if (!options.kernels.empty()) summaries = KernelSummaries::load(options.kernels);
+
+  // Every process numbers the ranks from all headers; it reads only its own files past them.
+  std::vector<int> declared;
+  for (const std::string& file : trace_files) declared.push_back(trace::TraceReader(file).rank());
+  std::vector<std::string> numbering_warnings;
+  const std::vector<int> ranks = number_ranks(trace_files, declared, numbering_warnings);
+
+  CollectiveMatcher collectives(CollectiveMatcher::Clocks::Projected, /*replicated=*/true);
+  std::vector<RankRun> runs;
+  for (size_t i = static_cast<size_t>(me); i < trace_files.size(); i += static_cast<size_t>(processes)) {
+    RankRun run;
+    run.reader = std::make_unique<trace::TraceReader>(trace_files[i]);
+    run.findings = std::make_unique<FindingCollector>();
+    run.engine = std::make_unique<RankEngine>(ranks[i], static_cast<uint32_t>(i), nullptr, collectives,
+                                              *run.findings, options);
+    if (summaries) run.engine->use_kernel_summaries(&*summaries);
+    runs.push_back(std::move(run));
+  }
+
+  trace::Record record;
+  for (;;) {
+    bool moved = false;
+    uint64_t live = 0;
+    for (RankRun& run : runs) {
+      if (run.done) continue;
+      if (run.engine->blocked()) {
+        if (!collectives.ready(run.engine->blocked_on())) {
+          ++live;
+          continue;
+        }
+        run.engine->resume();
+      }
+      run.run_until_blocked(record);
+      moved = true;
+      live += !run.done;
+    }
+    wire::Writer w;
+    w.u64(moved);
+    w.u64(live);
+    const std::vector<PostRecord> posts = collectives.take_outbox();
+    w.u64(posts.size());
+    for (const PostRecord& p : posts) w.post(p);
+    bool anyone_moved = false;
+    uint64_t anyone_live = 0;
+    for (const std::string& msg : exchange.all_gather(w.bytes())) {
+      wire::Reader r(msg);
+      anyone_moved |= r.u64() != 0;
+      anyone_live += r.u64();
+      const uint64_t n = r.u64();
+      for (uint64_t k = 0; k < n; ++k) collectives.apply(r.post());
+    }
+    if (anyone_live == 0) break;
+    // Every live rank of every process waits for a collective some rank never issues.
+    if (!anyone_moved) collectives.release_all();
+  }
+  collectives.take_woken();
+
+  // Findings, summaries and counts travel to process 0, which builds the result.
+  FindingCollector mine;
+  AnalysisResult counts;
+  wire::Writer w;
+  w.u64(runs.size());
+  for (RankRun& run : runs) {
+    count(*run.engine, counts);
+    w.u64(run.engine->index());
+    w.summary(summarise(*run.reader, *run.engine));
+    mine.absorb(std::move(*run.findings));
+  }
+  const std::vector<Finding> found = mine.take();
+  w.u64(found.size());
+  for (const Finding& f : found) w.finding(f);
+  w.u64(counts.operations_checked);
+  w.u64(counts.operations_without_footprint);
+  for (uint64_t k : counts.kernels_by_tier) w.u64(k);
+  w.u64(counts.kernels_summary_unused);
+  const std::vector<std::string> all = exchange.all_gather(w.bytes());
+  if (me != 0) return {};
+
+  result.warnings = numbering_warnings;
+  std::map<uint64_t, TraceSummary> by_index;
+  FindingCollector merged;
+  for (const std::string& msg : all) {
+    wire::Reader r(msg);
+    const uint64_t n = r.u64();
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t index = r.u64();
+      by_index.emplace(index, r.summary());
+    }
+    std::vector<Finding> findings(r.u64());
+    for (Finding& f : findings) f = r.finding();
+    merged.absorb(std::move(findings));
+    result.operations_checked += r.u64();
+    result.operations_without_footprint += r.u64();
+    for (uint64_t& k : result.kernels_by_tier) k += r.u64();
+    result.kernels_summary_unused += r.u64();
+  }
+  std::map<int, std::string> file_by_rank;
+  for (auto& [index, s] : by_index) {
+    file_by_rank.emplace(s.rank, s.path);
+    trace_warnings(s, result.warnings);
+    result.traces.push_back(std::move(s));
+  }
+  collective_warnings(collectives, result.warnings);
+  result.findings = merged.take();
+  summary_warnings(result, options, result.warnings);
+  if (options.backfill_timings) backfill_timings(result.findings, file_by_rank);
+  return result;
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,120 @@
+// streamhaz-check-mpi: `streamhaz check --no-sync` for traces of thousands of ranks, sharded
+// over MPI processes (mpirun -np N streamhaz-check-mpi TRACE...). Process 0 writes the one
+// merged report, the same as the single-process check's; the exit status is check's: 0 clean,
+// 1 races or a truncated trace, 2 bad input (any process's).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "mpi_exchange.h"
+#include "streamhaz/analysis/sharded.h"
+#include "streamhaz/report/json_report.h"
+#include "streamhaz/report/sarif_report.h"
+#include "streamhaz/report/text_report.h"
+#include "streamhaz/trace/reader.h"
+
+using namespace streamhaz;
+
+namespace {
+
+constexpr int kExitClean = 0, kExitFindings = 1, kExitUsage = 2;
+
+struct Options {
+  std::vector<std::string> traces;
+  std::string format = "text";
+  std::string output;
+  bool force = false;
+  std::string kernels;
+  bool per_thread_host = false;
+};
+
+// Process 0 writes the report; returns the exit status.
+int write_report(const Options& o, report::ReportInput& input) {
+  std::ostringstream out;
+  if (o.format == "json") report::write_json_report(out, input);
+  else if (o.format == "sarif") report::write_sarif_report(out, input);
+  else report::write_text_report(out, input);
+  const std::string text = out.str();
+  if (o.output.empty() || o.output == "-") {
+    std::cout << text << std::flush;
+  } else {
+    std::FILE* f = std::fopen(o.output.c_str(), o.force ? "w" : "wx");
+    if (!f) {
+      std::cerr << "streamhaz-check-mpi: "
+                << (errno == EEXIST ? o.output + " already exists; use --force to overwrite it"
+                                    : "cannot write " + o.output + ": " + std::strerror(errno))
+                << "\n";
+      return kExitUsage;
+    }
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) {
+      std::cerr << "streamhaz-check-mpi: error writing " << o.output << "\n";
+      return kExitUsage;
+    }
+  }
+  if (o.format != "text" || !(o.output.empty() || o.output == "-")) {
+    for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << w << "\n";
+    std::cerr << report::summary_line(input) << "\n";
+  }
+  for (const auto& f : input.analysis.findings)
+    if (f.kind == analysis::FindingKind::Race) return kExitFindings;
+  for (const auto& t : input.analysis.traces)
+    if (t.truncated) return kExitFindings;
+  return kExitClean;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+
+  CLI::App app{"Find stream hazards in traces of many ranks, sharded over MPI processes (mpirun -np N ...). "
+               "The report is `streamhaz check --no-sync`'s, written by process 0"};
+  Options o;
+  app.add_option("traces", o.traces, "Trace files, or folders of per-rank *.shz files")->type_name("TRACE")->required();
+  app.add_option("-f,--format", o.format, "Report format: text, json or sarif")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->capture_default_str();
+  app.add_option("-o,--output", o.output, "Write the report to FILE instead of standard output")->type_name("FILE");
+  app.add_flag("--force", o.force, "Overwrite the --output file if it exists");
+  app.add_option("--kernels", o.kernels, "kernels.json from `streamhaz kernels scan` (static footprints)")
+      ->type_name("FILE");
+  app.add_flag("--per-thread-host", o.per_thread_host, "One clock per host thread instead of one per process");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = me == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : kExitUsage);
+    MPI_Finalize();
+    return rc == 0 ? 0 : kExitUsage;
+  }
+  if (me == 0 && !o.output.empty() && o.output != "-" && !o.force && std::filesystem::exists(o.output)) {
+    std::cerr << "streamhaz-check-mpi: " << o.output << " already exists; use --force to overwrite it\n";
+    MPI_Abort(MPI_COMM_WORLD, kExitUsage);
+  }
+
+  int status = kExitClean;
+  try {
+    analysis::AnalysisOptions options;
+    options.kernels = o.kernels;
+    options.per_thread_host = o.per_thread_host;
+    mpi::MpiExchange exchange;
+    report::ReportInput input;
+    input.analysis = analysis::analyze_shard(trace::expand_trace_paths(o.traces), options, exchange);
+    if (me == 0) status = write_report(o, input);
+  } catch (const std::exception& e) {
+    // Bad input on one process: the others wait in a collective, so end them all.
+    std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";
+    MPI_Abort(MPI_COMM_WORLD, kExitUsage);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
