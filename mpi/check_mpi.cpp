@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "mpi_exchange.h"
+#include "streamhaz/analysis/attribution.h"
 #include "streamhaz/analysis/sharded.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
@@ -108,7 +109,11 @@ int main(int argc, char** argv) {
     mpi::MpiExchange exchange;
     report::ReportInput input;
     input.analysis = analysis::analyze_shard(trace::expand_trace_paths(o.traces), options, exchange);
-    if (me == 0) status = write_report(o, input);
+    if (me == 0) {
+      // Stacks, allocation sites and stream origins, read back from the traces as check does.
+      analysis::attach_stacks(input.analysis);
+      status = write_report(o, input);
+    }
   } catch (const std::exception& e) {
     // Bad input on one process: the others wait in a collective, so end them all.
     std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";

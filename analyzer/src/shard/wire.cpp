@@ -70,6 +70,11 @@ void Writer::finding(const Finding& f) {
   u64(f.buffer.alloc_bytes);
   u64(f.buffer.offset);
   u64(f.buffer.bytes);
+  u64(f.buffer.allocation);
+  u64(f.buffer.allocation_bytes);
+  u64(f.buffer.caching_allocator);
+  u64(uint64_t(int64_t(f.sync_rank)));
+  u64(f.sync_seq);
   str(f.missing_order);
   u64(f.occurrences);
   u64(f.ranks.size());
@@ -136,6 +141,11 @@ Finding Reader::finding() {
   f.buffer.alloc_bytes = u64();
   f.buffer.offset = u64();
   f.buffer.bytes = u64();
+  f.buffer.allocation = u64();
+  f.buffer.allocation_bytes = u64();
+  f.buffer.caching_allocator = u64() != 0;
+  f.sync_rank = decltype(f.sync_rank)(int64_t(u64()));
+  f.sync_seq = u64();
   f.missing_order = str();
   f.occurrences = u64();
   const uint64_t ranks = u64();
