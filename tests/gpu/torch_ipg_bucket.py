@@ -9,6 +9,10 @@ bucket is all-reduced on a side stream, then copied into this rank's fp32 partit
   --sync event  one event per buffer, recorded on the reduction stream after the buffer's last
                 read and waited on by the compute stream before the buffer's next write
 
+--no-names leaves buffers and streams unnamed, as a user's unannotated run would be: findings then
+name them by their allocation line and creation line. Lines marked `# stack:` are the ones the GPU
+checks expect in the findings' stacks.
+
 --comm-delay-ms D sleeps on the reduction stream before each all-reduce (torch.cuda._sleep), so
 the race corrupts for real; the script counts corrupted partition elements against the exact
 values, like streamhaz-reducer does.
@@ -48,7 +52,11 @@ def main():
     p.add_argument("--layer-elems", type=int, default=1 << 20)
     p.add_argument("--layers-per-bucket", type=int, default=2)
     p.add_argument("--comm-delay-ms", type=float, default=0.0)
+    p.add_argument("--no-names", action="store_true")
     a = p.parse_args()
+    global name_buffer, name_stream
+    if a.no_names:
+        name_buffer = name_stream = None
 
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
@@ -56,12 +64,12 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
 
     compute = torch.cuda.current_stream()
-    reduction = torch.cuda.Stream()
+    reduction = torch.cuda.Stream()  # stack: reduction stream
     if name_stream:
         name_stream(ctypes.c_void_p(reduction.cuda_stream), b"reduction stream")
         name_stream(ctypes.c_void_p(compute.cuda_stream), b"compute stream")
     bucket_elems = a.layer_elems * a.layers_per_bucket
-    ipg = [torch.empty(bucket_elems, device="cuda") for _ in range(2)]
+    ipg = [torch.empty(bucket_elems, device="cuda") for _ in range(2)]  # stack: bucket allocation
     for i, b in enumerate(ipg):
         name(b, f"ipg_buffer[{i}]")
     partition = torch.zeros(a.layers * a.layer_elems // world, device="cuda")
@@ -82,14 +90,14 @@ def main():
             grad = (grad + 7 * layer + 5 * step + 3 * rank) % 31 - 15  # exact small integers
             if a.sync == "event" and used[index] and offset == 0:
                 compute.wait_event(freed[index])
-            ipg[index][offset:offset + a.layer_elems].copy_(grad)
+            ipg[index][offset:offset + a.layer_elems].copy_(grad)  # stack: bucket copy
             offset += a.layer_elems
             if offset == bucket_elems:
                 reduction.wait_stream(compute)
                 with torch.cuda.stream(reduction):
                     if sleep_cycles:
                         torch.cuda._sleep(sleep_cycles)
-                    dist.all_reduce(ipg[index])
+                    dist.all_reduce(ipg[index])  # stack: all-reduce
                     part = bucket_elems // world
                     start = flushed * part
                     partition[start:start + part].copy_(ipg[index][rank * part:(rank + 1) * part])

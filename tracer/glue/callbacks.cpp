@@ -2,12 +2,44 @@
 
 #include <cupti.h>
 
+#include <cstring>
+#include <vector>
+
 #include "cuda_facts.h"
 #include "driver_decode.h"
+#include "stack_capture.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
+
+// Which frames a traced call's records want, by callback id (built from the call table).
+StackNeed stack_need(const DriverCall& call) {
+  const char* n = call.name;
+  if (std::strstr(n, "LaunchKernel") || std::strstr(n, "LaunchCooperativeKernel")) return StackNeed::KernelLaunch;
+  if (std::strstr(n, "Alloc") || std::strstr(n, "Free") || std::strstr(n, "StreamCreate") || std::strstr(n, "MemMap"))
+    return StackNeed::Origin;
+  return StackNeed::Operation;
+}
+
+const std::vector<StackNeed>& stack_needs() {
+  static const std::vector<StackNeed> needs = [] {
+    std::vector<StackNeed> v;
+    for (const DriverCall& call : traced_driver_calls()) {
+      if (call.cbid >= v.size()) v.resize(call.cbid + 1, StackNeed::Operation);
+      v[call.cbid] = stack_need(call);
+    }
+    return v;
+  }();
+  return needs;
+}
+
+// Whether this callback (entry or exit) is the one at which the call is recorded.
+bool records_now(CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  const DriverCall* call = find_driver_call(cbid);
+  if (!call) return false;
+  return (call->site == CallSite::Entry) == (cb.callbackSite == CUPTI_API_ENTER);
+}
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -22,6 +54,12 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   Decoder decoder{*rec, facts};
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   try {
+    if (stack_capture() && records_now(cbid, *cb)) {
+      const auto& needs = stack_needs();
+      StackScope scope(cbid < needs.size() ? needs[cbid] : StackNeed::Operation);
+      decode_driver_call(decoder, cbid, *cb);
+      return;
+    }
     decode_driver_call(decoder, cbid, *cb);
   } catch (...) {
     // Out of memory in the recorder: losing a record beats crashing the program, but the

@@ -15,6 +15,7 @@
 #include "exact_backend.h"
 #include "cuda_facts.h"
 #include "nccl_interpose.h"
+#include "stack_capture.h"
 #include "streamhaz/trace/printable.h"
 #include "tracer_state.h"
 
@@ -77,10 +78,18 @@ Session& session() {
           nlohmann::json facts = header_facts();
           for (auto it = facts.begin(); it != facts.end(); ++it) h[it.key()] = it.value();
           if (!h.contains("devices")) h["devices"] = nlohmann::json::array();
+          nlohmann::json stacks{{"mode", stacks_name(settings().stacks)}};
+          if (const StackCapture* capture = stack_capture()) stacks["python"] = capture->python_status();
+          h["stacks"] = stacks;
           return h;
         },
         query_stream, query_comm);
     s.session->recorder().set_kernel_arguments(kernel_arguments_for(s.footprints));
+    if (settings().stacks != Stacks::Off) {
+      auto* capture = new StackCapture(settings().stacks);  // lives as long as the process
+      set_stack_capture(capture);
+      s.session->recorder().set_stack_source(capture);
+    }
   });
   return *state().session;
 }

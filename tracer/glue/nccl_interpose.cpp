@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cuda_facts.h"
+#include "stack_capture.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
@@ -124,6 +125,7 @@ class CallScope {
     c.peer = peer;
     c.comm = reinterpret_cast<uint64_t>(comm);
     c.stream = StreamRef{reinterpret_cast<uint64_t>(stream), device_of_comm(comm), false};
+    StackScope scope(StackNeed::Operation);
     rec_->nccl_call_begin(c);
   }
   ~CallScope() {
@@ -243,7 +245,10 @@ NCCL_EXPORT ncclResult_t ncclGroupStart() {
 NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   REAL(ncclGroupEnd);
   auto* rec = active_recorder();
-  if (rec) rec->nccl_group_end_begin();
+  if (rec) {
+    StackScope scope(streamhaz::tracer::StackNeed::Operation);  // grouped calls are recorded now
+    rec->nccl_group_end_begin();
+  }
   ncclResult_t r = real_ncclGroupEnd();
   if (rec) rec->nccl_group_end_end();
   return r;

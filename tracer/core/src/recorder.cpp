@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 namespace streamhaz::tracer {
@@ -19,6 +20,63 @@ uint64_t current_thread_id() {
 
 Recorder::Recorder(RecordSink& sink, StreamInfoQuery stream_query, CommInfoQuery comm_query)
     : sink_(sink), stream_query_(std::move(stream_query)), comm_query_(std::move(comm_query)) {}
+
+void Recorder::set_stack_source(StackSource* source) {
+  std::lock_guard lock(mu_);
+  stack_source_ = source;
+  if (!source) {
+    stacks_.reset();
+    return;
+  }
+  stacks_ = std::make_unique<StackTable>([this](const Record& r) { sink_.add(r); },
+                                         [this](std::string_view text) { return intern(text); });
+}
+
+namespace {
+
+// The seq of a record that gets a stack, and which frames it wants; 0 for the others.
+uint64_t stacked_seq(const Record& r, StackNeed& need) {
+  need = StackNeed::Operation;
+  if (const OpCommon* op = op_common(r)) {
+    if (std::holds_alternative<Kernel>(r)) need = StackNeed::KernelLaunch;
+    return op->seq;
+  }
+  return std::visit(
+      [&need](const auto& rec) -> uint64_t {
+        using T = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, Free> || std::is_same_v<T, StreamCreate>) {
+          need = StackNeed::Origin;
+          return rec.seq;
+        } else if constexpr (std::is_same_v<T, EventRecord> || std::is_same_v<T, EventWait> ||
+                             std::is_same_v<T, EventSync> || std::is_same_v<T, EventQuery> ||
+                             std::is_same_v<T, StreamSync> || std::is_same_v<T, StreamQuery> ||
+                             std::is_same_v<T, DeviceSync> || std::is_same_v<T, CaptureBegin> ||
+                             std::is_same_v<T, CaptureEnd>) {
+          return rec.seq;
+        } else {
+          return 0;
+        }
+      },
+      r);
+}
+
+}  // namespace
+
+void Recorder::emit_with_stack(const Record& r) {
+  StackNeed need;
+  const uint64_t seq = stacked_seq(r, need);
+  if (seq == 0) {
+    sink_.add(r);
+    return;
+  }
+  // Definitions first (they may come before the record), the reference after it.
+  const size_t n = stack_source_->capture(need, stack_scratch_, kMaxStackFrames);
+  const CallsiteId site = stacks_->intern(std::span<const RawFrame>(stack_scratch_, n), *stack_source_);
+  sink_.add(r);
+  if (site == 0) return;
+  if (need == StackNeed::KernelLaunch) kernel_stack_ = StackRef{seq, site};
+  else sink_.add(StackRef{seq, site});
+}
 
 Recorder::ThreadState& Recorder::thread_state() {
   uint64_t tid = current_thread_id();
@@ -272,6 +330,10 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
   if (exact)
     for (const KernelRange& r : *exact)
       if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, FootprintTier::Exact});
+  if (kernel_stack_.seq == rec.op.seq && kernel_stack_.callsite != 0) {
+    sink_.add(kernel_stack_);
+    kernel_stack_ = StackRef{};
+  }
 }
 
 void Recorder::memcpy_issued(StreamRef s, uint64_t correlation, Memcpy m) { issue(s, correlation, m); }

@@ -10,6 +10,19 @@ std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"
 constexpr std::pair<Footprints, const char*> kFootprintNames[] = {
     {Footprints::Api, "api"}, {Footprints::Pointer, "pointer"}, {Footprints::Static, "static"}, {Footprints::Exact, "exact"}};
 
+constexpr std::pair<Stacks, const char*> kStackNames[] = {
+    {Stacks::Auto, "auto"}, {Stacks::All, "all"}, {Stacks::Off, "off"}};
+
+std::string parse_stacks(std::string_view text, TracerSettings& s) {
+  for (const auto& [mode, name] : kStackNames) {
+    if (text == name) {
+      s.stacks = mode;
+      return {};
+    }
+  }
+  return "expected auto, all or off, got " + quoted(text);
+}
+
 std::string parse_out_dir(std::string_view text, TracerSettings& s) {
   s.out_dir = std::string(text);
   return {};
@@ -69,6 +82,11 @@ const SettingSpec kSettings[] = {
      "allocations accesses of unknown extent; api records no kernel arguments; static also keeps the argument "
      "bytes for `check --kernels`; exact instruments every kernel (Compute Sanitizer; no GPU times)",
      parse_footprints, [](const TracerSettings& s) { return std::string(footprints_name(s.footprints)); }},
+    {"STREAMHAZ_STACKS", "--stacks", "auto|all|off",
+     "Call stacks of traced calls (docs/tracer.md): auto gives every record its Python frames, and native "
+     "frames (symbolised at check time) to all but kernel launches where the thread runs no Python; all "
+     "unwinds kernel launches too; off records none",
+     parse_stacks, [](const TracerSettings& s) { return std::string(stacks_name(s.stacks)); }},
     {"STREAMHAZ_GPU_TIMES", "--gpu-times", "all|off|sampled[:WINDOW_MS/PERIOD_MS]",
      "GPU start/end times: every operation is traced in every mode; times cost host time per launch "
      "(docs/tracer.md)",
@@ -87,6 +105,12 @@ const char* footprints_name(Footprints f) {
   for (const auto& [tier, name] : kFootprintNames)
     if (tier == f) return name;
   return "api";
+}
+
+const char* stacks_name(Stacks s) {
+  for (const auto& [mode, name] : kStackNames)
+    if (mode == s) return name;
+  return "auto";
 }
 
 std::span<const SettingSpec> tracer_settings() { return kSettings; }

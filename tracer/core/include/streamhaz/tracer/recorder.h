@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "streamhaz/trace/records.h"
 #include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/flat_map.h"
+#include "streamhaz/tracer/stack_table.h"
 
 namespace streamhaz::tracer {
 
@@ -129,6 +131,10 @@ class Recorder {
   void device_synchronized(uint32_t device);
 
   // Set once, before recording starts.
+  // Call stacks: every record with a seq (operations, allocations, stream creation, events,
+  // synchronizations) gets the calling thread's stack from `source` as a StackRef record
+  // (after a kernel's Access records); null: none.
+  void set_stack_source(StackSource* source);
   void set_kernel_arguments(KernelArguments a) { kernel_arguments_ = a; }
   KernelArguments kernel_arguments() const { return kernel_arguments_; }
   // Exact tier: a launch's Kernel record waits, per thread, until its instrumentation reports
@@ -289,7 +295,11 @@ class Recorder {
 
   // All below require mu_.
   uint64_t next_seq() { return ++seq_; }
-  void emit(const trace::Record& r) { sink_.add(r); }
+  void emit(const trace::Record& r) {
+    if (stacks_) emit_with_stack(r);
+    else sink_.add(r);
+  }
+  void emit_with_stack(const trace::Record& r);
   ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
   // The calling thread's state without a HostThread record, for calls that record no
   // operation (NCCL nesting, NVTX ranges: at most a StringDef): the thread's next operation
@@ -349,6 +359,10 @@ class Recorder {
   std::atomic<bool> timings_expected_{true};
   KernelArguments kernel_arguments_ = KernelArguments::Drop;
   bool hold_kernels_ = false;
+  StackSource* stack_source_ = nullptr;
+  std::unique_ptr<StackTable> stacks_;
+  RawFrame stack_scratch_[kMaxStackFrames];
+  trace::StackRef kernel_stack_;     // a launch's StackRef, written after its Access records
   AllocationIndex allocations_;      // device, managed, pinned and mapped memory seen so far
   std::vector<uint64_t> pointers_;   // scratch: the launch's pointer arguments
   std::atomic<uint64_t> dropped_{0};

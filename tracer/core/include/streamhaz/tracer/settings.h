@@ -26,9 +26,16 @@ namespace streamhaz::tracer {
 enum class Footprints { Api, Pointer, Static, Exact };
 const char* footprints_name(Footprints f);
 
+// Which records carry call stacks: auto gives every record its Python frames (where the thread
+// runs Python) and native frames to all but kernel launches elsewhere; all unwinds native
+// frames for kernel launches too; off records none.
+enum class Stacks { Auto, All, Off };
+const char* stacks_name(Stacks s);
+
 struct TracerSettings {
   std::string out_dir = "streamhaz-trace";
   Footprints footprints = Footprints::Pointer;
+  Stacks stacks = Stacks::Auto;
   TimingPolicy gpu_times;
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
   bool disabled = false;

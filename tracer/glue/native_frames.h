@@ -1,0 +1,53 @@
+// The calling thread's native return addresses, and the loaded objects they lie in.
+//
+// Unwinding (libgcc's _Unwind_Backtrace, through .eh_frame) may take the dynamic loader's
+// lock, so it runs before an entry point reaches the recorder, never under the recorder's
+// lock. Frames of the tracer, CUPTI, the driver and the CUDA runtime are cut from the inner
+// end: a stack starts at the program's own call. Symbols are looked up offline, at check time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "streamhaz/tracer/stack_table.h"
+
+namespace streamhaz::tracer::glue {
+
+// The loaded objects, as an immutable snapshot read without locks (from the unwinder's
+// callback and under the recorder's lock alike). Only refresh() walks the loader's list (and
+// so takes its lock): it is called outside every lock of ours, never while unwinding.
+class ModuleMap {
+ public:
+  // Rescans when objects were loaded or unloaded since the last scan.
+  void refresh();
+  std::optional<ModuleInfo> find(uint64_t pc) const;
+  // Whether `pc` lies in the tracer, CUPTI, the driver or a shared CUDA runtime.
+  bool is_cuda_plumbing(uint64_t pc) const;
+  bool knows(uint64_t pc) const;
+
+ private:
+  struct Entry {
+    ModuleInfo info;
+    uint64_t lo = 0, hi = 0;  // mapped address range
+    bool plumbing = false;
+  };
+  struct Snapshot {
+    std::vector<Entry> entries;  // sorted by lo
+    unsigned long long adds = 0, subs = 0;
+  };
+  const Entry* lookup(uint64_t pc) const;
+  // Replaced snapshots are kept (a reader may still hold one): one per load/unload seen.
+  std::atomic<const Snapshot*> current_{nullptr};
+  std::mutex refresh_mu_;
+};
+
+// Up to `max` return addresses of the calling thread, innermost first, CUDA plumbing cut
+// (refreshing `modules` first where an address lay outside every known object).
+size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max);
+
+}  // namespace streamhaz::tracer::glue

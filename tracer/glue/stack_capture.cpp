@@ -1,0 +1,64 @@
+#include "stack_capture.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace streamhaz::tracer::glue {
+namespace {
+
+// Native frames: at most this many of the program's own, innermost first. Origins (allocation,
+// stream creation) keep fewer: their Python frames follow.
+constexpr size_t kNativeFrames = 24;
+constexpr size_t kOriginNativeFrames = 12;
+
+struct PreparedFrames {
+  RawFrame frames[kNativeFrames];
+  size_t count = 0;
+  bool ready = false;
+};
+thread_local PreparedFrames prepared;
+
+std::atomic<StackCapture*> the_capture{nullptr};
+
+}  // namespace
+
+StackCapture* stack_capture() { return the_capture.load(std::memory_order_acquire); }
+void set_stack_capture(StackCapture* capture) { the_capture.store(capture, std::memory_order_release); }
+
+StackCapture::StackCapture(Stacks mode) : mode_(mode) {
+  std::string why;
+  python_status_ = python_.attach(why) ? "CPython " + python_.version() : why;
+  modules_.refresh();
+}
+
+void StackCapture::prepare(StackNeed need) {
+  prepared.ready = false;
+  prepared.count = 0;
+  RawFrame probe;
+  const bool python = python_.capture(&probe, 1) > 0;
+  const bool native = need == StackNeed::Origin ||
+                      (!python && (need != StackNeed::KernelLaunch || mode_ == Stacks::All));
+  if (!native) return;
+  const size_t max = need == StackNeed::Origin && python ? kOriginNativeFrames : kNativeFrames;
+  prepared.count = unwind_program_frames(modules_, prepared.frames, max);
+  prepared.ready = true;
+}
+
+void StackCapture::clear() { prepared.ready = false; }
+
+size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
+  size_t n = 0;
+  auto take_native = [&] {
+    if (!prepared.ready) return;
+    const size_t k = std::min(prepared.count, max - n);
+    std::copy(prepared.frames, prepared.frames + k, out + n);
+    n += k;
+  };
+  if (need == StackNeed::Origin) take_native();  // the library that called CUDA, innermost
+  const size_t python = python_.capture(out + n, max - n);
+  n += python;
+  if (need != StackNeed::Origin && python == 0) take_native();
+  return n;
+}
+
+}  // namespace streamhaz::tracer::glue
