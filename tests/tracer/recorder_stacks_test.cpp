@@ -232,3 +232,35 @@ TEST_CASE("stacks: the table stops growing at its bound and says how often it re
   RawFrame known = native(0x10000000);
   CHECK(table.intern({&known, 1}, src) != 0);  // what is known stays known
 }
+
+TEST_CASE("stacks: a path prefix map rewrites frame files and module paths, not the rest") {
+  RecordLog log;
+  Recorder rec(log);
+  FakeSource src;
+  src.python[{100, 4}] = {"/home/me/project/train.py", "step", 42};
+  src.python[{200, 10}] = {"/usr/lib/python3.12/runpy.py", "_run_code", 88};
+  PathPrefixMap paths;
+  REQUIRE(PathPrefixMap::parse("/home/me/project/=;/opt/app/=app/", paths).empty());
+  rec.set_stack_source(&src, paths);
+  src.frames = {native(0x400010), py(100, 4), py(200, 10)};
+  rec.stream_created(0x10, 0, 0, 0);
+  auto refs = log.all<StackRef>();
+  REQUIRE(refs.size() == 1);
+  CHECK(resolve(log, refs[0].callsite) ==
+        std::vector<std::string>{"app/bin/train+0x10", "train.py:42 step", "/usr/lib/python3.12/runpy.py:88 _run_code"});
+}
+
+TEST_CASE("stacks: path prefix maps parse OLD=NEW entries and refuse malformed ones") {
+  PathPrefixMap m;
+  CHECK(PathPrefixMap::parse("/a/b=x;;/c=", m).empty());
+  CHECK(m.apply("/a/b/f.py") == "x/f.py");
+  CHECK(m.apply("/c/d.py") == "/d.py");
+  CHECK(m.apply("/e/f.py") == "/e/f.py");
+  CHECK(m.describe() == "/a/b=x;/c=");
+  CHECK(PathPrefixMap::parse("/a=b=c", m).empty());  // splits at the last '='
+  CHECK(m.apply("/a=b/x") == "c/x");
+  PathPrefixMap kept = m;
+  CHECK_THAT(PathPrefixMap::parse("/no/equals", m), Catch::Contains("'/no/equals'"));
+  CHECK_THAT(PathPrefixMap::parse("=relative", m), Catch::Contains("OLD not empty"));
+  CHECK(m.describe() == kept.describe());  // a refused map leaves the old one
+}

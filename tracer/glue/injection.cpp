@@ -88,7 +88,7 @@ Session& session() {
     if (settings().stacks != Stacks::Off) {
       auto* capture = new StackCapture(settings().stacks);  // lives as long as the process
       set_stack_capture(capture);
-      s.session->recorder().set_stack_source(capture);
+      s.session->recorder().set_stack_source(capture, settings().path_prefix_map);
     }
   });
   return *state().session;

@@ -21,7 +21,7 @@ uint64_t current_thread_id() {
 Recorder::Recorder(RecordSink& sink, StreamInfoQuery stream_query, CommInfoQuery comm_query)
     : sink_(sink), stream_query_(std::move(stream_query)), comm_query_(std::move(comm_query)) {}
 
-void Recorder::set_stack_source(StackSource* source) {
+void Recorder::set_stack_source(StackSource* source, PathPrefixMap paths) {
   std::lock_guard lock(mu_);
   stack_source_ = source;
   if (!source) {
@@ -29,7 +29,8 @@ void Recorder::set_stack_source(StackSource* source) {
     return;
   }
   stacks_ = std::make_unique<StackTable>([this](const Record& r) { sink_.add(r); },
-                                         [this](std::string_view text) { return intern(text); });
+                                         [this](std::string_view text) { return intern(text); },
+                                         StackTable::kMaxCallsites, std::move(paths));
 }
 
 namespace {

@@ -23,6 +23,14 @@ std::string parse_stacks(std::string_view text, TracerSettings& s) {
   return "expected auto, all or off, got " + quoted(text);
 }
 
+std::string parse_path_prefix_map(std::string_view text, TracerSettings& s) {
+  if (text == "none") {
+    s.path_prefix_map = {};
+    return {};
+  }
+  return PathPrefixMap::parse(text, s.path_prefix_map);
+}
+
 std::string parse_out_dir(std::string_view text, TracerSettings& s) {
   s.out_dir = std::string(text);
   return {};
@@ -87,6 +95,11 @@ const SettingSpec kSettings[] = {
      "frames (symbolised at check time) to all but kernel launches where the thread runs no Python; all "
      "unwinds kernel launches too; off records none",
      parse_stacks, [](const TracerSettings& s) { return std::string(stacks_name(s.stacks)); }},
+    {"STREAMHAZ_PATH_PREFIX_MAP", "--path-prefix-map", "OLD=NEW[;OLD=NEW...]|none",
+     "Rewrite the start of source and module paths in call stacks, as -ffile-prefix-map does (`$PWD/=` makes "
+     "them relative to the working folder): the trace then names no folder of this machine",
+     parse_path_prefix_map,
+     [](const TracerSettings& s) { return s.path_prefix_map.empty() ? std::string("none") : s.path_prefix_map.describe(); }},
     {"STREAMHAZ_GPU_TIMES", "--gpu-times", "all|off|sampled[:WINDOW_MS/PERIOD_MS]",
      "GPU start/end times: every operation is traced in every mode; times cost host time per launch "
      "(docs/tracer.md)",

@@ -53,7 +53,7 @@ FrameId StackTable::frame_id(const RawFrame& f, StackSource& source) {
       frames_.emplace(f, it->second);
       return it->second;
     }
-    def.file = intern_(info.file);
+    def.file = intern_(paths_.apply(info.file));
     def.function = intern_(info.function);
     def.line = info.line;
     def.id = next_frame_++;
@@ -80,7 +80,7 @@ ModuleId StackTable::module_id(uint64_t pc, StackSource& source, uint64_t& base)
   if (!info || pc < info->base || pc - info->base >= info->size) return 0;
   ModuleDef def;
   def.id = static_cast<ModuleId>(modules_.size() + 1);
-  def.path = intern_(info->path);
+  def.path = intern_(paths_.apply(info->path));
   def.base = info->base;
   def.size = info->size;
   def.build_id = info->build_id.empty() ? 0 : intern_(info->build_id);

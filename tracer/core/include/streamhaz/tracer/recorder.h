@@ -133,8 +133,8 @@ class Recorder {
   // Set once, before recording starts.
   // Call stacks: every record with a seq (operations, allocations, stream creation, events,
   // synchronizations) gets the calling thread's stack from `source` as a StackRef record
-  // (after a kernel's Access records); null: none.
-  void set_stack_source(StackSource* source);
+  // (after a kernel's Access records), file and module paths rewritten by `paths`; null: none.
+  void set_stack_source(StackSource* source, PathPrefixMap paths = {});
   void set_kernel_arguments(KernelArguments a) { kernel_arguments_ = a; }
   KernelArguments kernel_arguments() const { return kernel_arguments_; }
   // Exact tier: a launch's Kernel record waits, per thread, until its instrumentation reports

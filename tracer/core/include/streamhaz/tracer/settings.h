@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "streamhaz/tracer/path_prefix_map.h"
 #include "streamhaz/tracer/timing_policy.h"
 
 namespace streamhaz::tracer {
@@ -36,6 +37,7 @@ struct TracerSettings {
   std::string out_dir = "streamhaz-trace";
   Footprints footprints = Footprints::Pointer;
   Stacks stacks = Stacks::Auto;
+  PathPrefixMap path_prefix_map;  // applied to the paths of stack frames and modules
   TimingPolicy gpu_times;
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
   bool disabled = false;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/tracer/path_prefix_map.h"
 
 namespace streamhaz::tracer {
 
@@ -69,8 +70,8 @@ class StackTable {
   using Emit = std::function<void(const trace::Record&)>;
   using Intern = std::function<trace::StringId(std::string_view)>;
   // `emit` writes a definition record, `intern` a string; both under the recorder's lock.
-  StackTable(Emit emit, Intern intern, size_t max_callsites = kMaxCallsites)
-      : emit_(std::move(emit)), intern_(std::move(intern)), max_callsites_(max_callsites) {}
+  StackTable(Emit emit, Intern intern, size_t max_callsites = kMaxCallsites, PathPrefixMap paths = {})
+      : emit_(std::move(emit)), intern_(std::move(intern)), max_callsites_(max_callsites), paths_(std::move(paths)) {}
 
   // The call site of `frames` (innermost first), defining what is new; 0 for no frames or
   // once the table is full (max_callsites: a program generating code without end).
@@ -102,6 +103,7 @@ class StackTable {
   Emit emit_;
   Intern intern_;
   size_t max_callsites_;
+  PathPrefixMap paths_;  // rewrites file and module paths before they are interned
   std::unordered_map<uint64_t, std::vector<Known>> stacks_;  // hash of the whole stack
   std::unordered_map<RawFrame, trace::FrameId, FrameHash> frames_;
   // Python frames by (code, file object, line): instruction offsets of one line share a frame.
