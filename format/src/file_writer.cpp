@@ -39,8 +39,10 @@ void TraceFileWriter::add(const Record& r) {
 
 void TraceFileWriter::flush() {
   if (chunk_.empty()) return;
+  raw_.clear();
+  chunk_.finish_into(raw_);
   staging_.clear();
-  chunk_.finish_into(staging_);
+  compress_chunks(raw_, staging_);
   write_all(staging_);
 }
 

@@ -7,6 +7,8 @@ namespace streamhaz::trace::layout {
 
 inline constexpr char kFileMagic[8] = {'S', 'H', 'Z', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr uint32_t kChunkMagic = 0x435a4853;  // "SHZC" little-endian
+// A compressed chunk (version 4): the same header, the payload stored as u32 raw length + zlib.
+inline constexpr uint32_t kCompressedChunkMagic = 0x5a5a4853;  // "SHZZ" little-endian
 inline constexpr size_t kFilePreambleBytes = 16;     // magic, version, header length
 inline constexpr size_t kChunkHeaderBytes = 16;      // magic, payload bytes, records, crc32
 inline constexpr uint32_t kMaxHeaderBytes = 1u << 20;

@@ -206,13 +206,16 @@ bool TraceReader::load_chunk() {
   uint8_t head[layout::kChunkHeaderBytes];
   if (std::fseek(file_.get(), static_cast<long>(offset_), SEEK_SET) != 0 || std::fread(head, 1, sizeof head, file_.get()) != sizeof head)
     fail(offset_, "read error");
-  if (layout::get_u32(head) != layout::kChunkMagic) fail(offset_, "expected chunk magic SHZC");
+  const uint32_t magic = layout::get_u32(head);
+  const bool compressed = magic == layout::kCompressedChunkMagic;
+  if (magic != layout::kChunkMagic && !compressed) fail(offset_, "expected chunk magic SHZC or SHZZ");
   uint32_t payload_bytes = layout::get_u32(head + 4);
   uint32_t records = layout::get_u32(head + 8);
   uint32_t crc = layout::get_u32(head + 12);
   if (payload_bytes > layout::kMaxChunkPayloadBytes)
     fail(offset_ + 4, "chunk payload length " + std::to_string(payload_bytes) + " exceeds the 64 MiB limit");
-  if (records == 0 || records > payload_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
+  if (records == 0 || (!compressed && records > payload_bytes))
+    fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
   if (left - sizeof head < payload_bytes) {
     records_lost_ = records;
     mark_truncated(offset_, "file cut off inside a chunk (" + std::to_string(left - sizeof head) + " of " +
@@ -223,6 +226,9 @@ bool TraceReader::load_chunk() {
   if (std::fread(payload_.data(), 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
   if (static_cast<uint32_t>(crc32(0L, payload_.data(), payload_bytes)) != crc)
     fail(offset_ + sizeof head, "chunk checksum mismatch: the payload is corrupt");
+  if (compressed) inflate_payload(records);
+  inflated_ = compressed;
+  chunk_offset_ = offset_;
   payload_offset_ = offset_ + sizeof head;
   offset_ = payload_offset_ + payload_bytes;
   pos_ = 0;
@@ -230,6 +236,27 @@ bool TraceReader::load_chunk() {
   last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
   ++chunks_read_;
   return true;
+}
+
+// An error at byte `pos` of the payload: a file offset, or within an inflated chunk.
+void TraceReader::fail_in_payload(uint64_t pos, const std::string& what) {
+  if (!inflated_) fail(payload_offset_ + pos, what);
+  fail(chunk_offset_, what + " (at byte " + std::to_string(pos) + " of the chunk's inflated payload)");
+}
+
+// A compressed chunk's stored bytes (u32 raw length, zlib stream) become the raw payload.
+void TraceReader::inflate_payload(uint32_t records) {
+  const uint64_t at = offset_ + layout::kChunkHeaderBytes;
+  if (payload_.size() < 4) fail(at, "compressed chunk shorter than its length field");
+  const uint32_t raw_bytes = layout::get_u32(payload_.data());
+  if (raw_bytes > layout::kMaxChunkPayloadBytes)
+    fail(at, "compressed chunk expands to " + std::to_string(raw_bytes) + " bytes, over the 64 MiB limit");
+  if (records > raw_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
+  std::vector<uint8_t> raw(raw_bytes);
+  uLongf got = raw_bytes;
+  if (uncompress(raw.data(), &got, payload_.data() + 4, static_cast<uLong>(payload_.size() - 4)) != Z_OK || got != raw_bytes)
+    fail(at, "compressed chunk does not inflate to its stated " + std::to_string(raw_bytes) + " bytes");
+  payload_.swap(raw);
 }
 
 bool TraceReader::next(Record& out) {
@@ -249,11 +276,11 @@ bool TraceReader::next(Record& out) {
     last_start_ns_ = d.start_ns;
     if (is_stack_record(out)) stack_ids_->check(out);
   } catch (const std::string& what) {
-    fail(payload_offset_ + start, what + " (record " + std::to_string(records_read_) + ")");
+    fail_in_payload(start, what + " (record " + std::to_string(records_read_) + ")");
   }
   --chunk_records_left_;
   if (chunk_records_left_ == 0 && pos_ != payload_.size())
-    fail(payload_offset_ + pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
+    fail_in_payload(pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
   ++records_read_;
   if (const auto* meta = std::get_if<Meta>(&out)) {
     nlohmann::json extra;
@@ -261,13 +288,13 @@ bool TraceReader::next(Record& out) {
       extra = parse_shallow_json(meta->json);
     } catch (const nlohmann::json::exception&) {
     } catch (const TooDeep&) {
-      fail(payload_offset_ + start, "meta record JSON " + kTooDeepText);
+      fail_in_payload(start, "meta record JSON " + kTooDeepText);
     }
-    if (!extra.is_object()) fail(payload_offset_ + start, "meta record is not a JSON object");
+    if (!extra.is_object()) fail_in_payload(start, "meta record is not a JSON object");
     header_.update(extra);
   } else if (std::holds_alternative<End>(out)) {
     if (std::get<End>(out).records != records_read_ - 1)
-      fail(payload_offset_ + start, "end record counts " + std::to_string(std::get<End>(out).records) +
+      fail_in_payload(start, "end record counts " + std::to_string(std::get<End>(out).records) +
                                         " records, file has " + std::to_string(records_read_ - 1));
     saw_end_ = true;
   }

@@ -1,5 +1,7 @@
 #include "streamhaz/tracer/session.h"
 
+#include "streamhaz/trace/writer.h"
+
 namespace streamhaz::tracer {
 
 Session::Session(SessionOptions options, const ProcessIdentity& who, HeaderFn make_header,
@@ -60,7 +62,10 @@ void Session::write_out(bool include_partial, bool end) {
     buffer_.take(staging_, include_partial || end);
     return 0;
   });
-  file_.write(staging_, make_header_);
+  // Compressed here, outside the recorder's lock (a signal handler's flush writes raw chunks).
+  packed_.clear();
+  trace::compress_chunks(staging_, packed_);
+  file_.write(packed_, make_header_);
   if (end) {
     closed_ = true;
     file_.close();

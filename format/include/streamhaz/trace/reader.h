@@ -60,6 +60,8 @@ class TraceReader {
 
  private:
   bool load_chunk();
+  void inflate_payload(uint32_t records);
+  [[noreturn]] void fail_in_payload(uint64_t pos, const std::string& what);
   [[noreturn]] void fail(uint64_t offset, const std::string& what) const;
   void mark_truncated(uint64_t offset, const std::string& what);
 
@@ -75,7 +77,9 @@ class TraceReader {
   nlohmann::json header_;
 
   std::vector<uint8_t> payload_;
-  uint64_t payload_offset_ = 0;  // file offset of payload_[0]
+  uint64_t payload_offset_ = 0;  // file offset of payload_[0] (of a raw chunk)
+  uint64_t chunk_offset_ = 0;    // file offset of the chunk's header
+  bool inflated_ = false;        // payload_ was inflated from a compressed chunk
   size_t pos_ = 0;
   uint32_t chunk_records_left_ = 0;
   uint64_t last_seq_ = 0, last_ptr_ = 0, last_timing_seq_ = 0, last_start_ns_ = 0;

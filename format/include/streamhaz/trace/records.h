@@ -13,8 +13,8 @@
 namespace streamhaz::trace {
 
 // Version 2 added FootprintTier::Pointer, version 3 the call-stack records (FrameDef, ModuleDef,
-// CallsiteDef, StackRef); older traces are read as they are.
-inline constexpr uint32_t kFormatVersion = 3;
+// CallsiteDef, StackRef), version 4 compressed chunks; older traces are read as they are.
+inline constexpr uint32_t kFormatVersion = 4;
 
 using StringId = uint32_t;  // 0: no string
 using StreamId = uint32_t;

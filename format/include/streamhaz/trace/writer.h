@@ -33,6 +33,11 @@ class ChunkEncoder {
   uint64_t last_start_ns_ = 0;
 };
 
+// `chunks` (whole chunks as finish_into wrote them) with each payload zlib-compressed into a
+// compressed chunk, appended to `out`; a chunk that would not shrink is copied as it is. Done
+// apart from encoding so that the tracer compresses outside its recording lock.
+void compress_chunks(std::string_view chunks, std::string& out);
+
 // The first bytes of a trace file: magic, version, header length, then the JSON header.
 std::string encode_file_header(const nlohmann::json& header);
 
@@ -66,7 +71,7 @@ class TraceFileWriter {
   Options options_;
   int fd_ = -1;
   ChunkEncoder chunk_;
-  std::string staging_;
+  std::string raw_, staging_;
   uint64_t records_ = 0;
   uint64_t bytes_written_ = 0;
 };

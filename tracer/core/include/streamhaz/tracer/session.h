@@ -61,7 +61,7 @@ class Session {
   Recorder recorder_;
   TraceFile file_;
   std::mutex io_mu_;  // orders take+write so chunks reach the file in order
-  std::string staging_;
+  std::string staging_, packed_;  // raw chunks taken from the buffer, and compressed
   uint64_t dropped_written_ = 0;  // the recorder's dropped count last written (under its lock)
   std::atomic<bool> closed_{false};
   std::atomic<bool> forked_{false};
