@@ -7,7 +7,7 @@
 # 2. streamhaz-reducer --sync race (C++, native stacks): the race's stacks must be symbolised
 #    to the reducer's own source files at check time.
 # 3. Cost, interleaved ROUNDS times (default 3): PyTorch host time per kernel launch from a
-#    30-frame-deep Python stack (bench/torch_launch_overhead.py), reducer and torch_ipg_bucket
+#    30-frame-deep Python stack (bench/torch_launch_overhead.py, 10th percentile of its batches), reducer and torch_ipg_bucket
 #    step times; untraced, traced with --stacks off, auto, all; and trace bytes per operation.
 # Writes OUT_DIR/summary.txt and keeps the traces and check outputs there.
 set -u -o pipefail
@@ -48,7 +48,7 @@ if python3 "$here/tests/gpu/check_stacks.py" reducer "$here/reducer/src" "$out/$
 
 # 3. Cost.
 field() { grep -o "$1=[0-9.]*" | head -1 | cut -d= -f2; }
-launch=(python3 "$here/bench/torch_launch_overhead.py" 300 30)
+launch=(python3 "$here/bench/torch_launch_overhead.py" 1000 30)
 red=("$reducer" --nproc 1 --sync serialize --steps 10 --warmup 3)
 ipg=(torchrun --standalone --nproc_per_node "$ranks" "$here/tests/gpu/torch_ipg_bucket.py" --sync event --steps 8)
 traced() {  # stacks-mode command... -> output
@@ -58,10 +58,10 @@ traced() {  # stacks-mode command... -> output
 for ((r = 1; r <= rounds; ++r)); do
   for mode in untraced off auto all; do
     if [[ $mode == untraced ]]; then
-      l=$("${launch[@]}" 2>&1 | field launch_ns_median); s=$("${red[@]}" 2>&1 | field step_ms)
+      l=$("${launch[@]}" 2>&1 | field launch_ns_p10); s=$("${red[@]}" 2>&1 | field step_ms)
       t=$("${ipg[@]}" 2>&1 | field step_ms)
     else
-      l=$(traced $mode "${launch[@]}" | field launch_ns_median); s=$(traced $mode "${red[@]}" | field step_ms)
+      l=$(traced $mode "${launch[@]}" | field launch_ns_p10); s=$(traced $mode "${red[@]}" | field step_ms)
       t=$(traced $mode "${ipg[@]}" | field step_ms)
     fi
     echo "$mode launch_ns=$l reducer_step_ms=$s torch_step_ms=$t" >> "$out/cost.txt"
