@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "chunk_compression.h"
 #include "layout.h"
 #include "record_fields.h"
 #include "stack_ids.h"
@@ -252,11 +253,10 @@ void TraceReader::inflate_payload(uint32_t records) {
   if (raw_bytes > layout::kMaxChunkPayloadBytes)
     fail(at, "compressed chunk expands to " + std::to_string(raw_bytes) + " bytes, over the 64 MiB limit");
   if (records > raw_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
-  std::vector<uint8_t> raw(raw_bytes);
-  uLongf got = raw_bytes;
-  if (uncompress(raw.data(), &got, payload_.data() + 4, static_cast<uLong>(payload_.size() - 4)) != Z_OK || got != raw_bytes)
+  inflated_payload_.resize(raw_bytes);  // kept between chunks: no allocation per chunk
+  if (!inflate_raw(payload_.data() + 4, payload_.size() - 4, inflated_payload_.data(), raw_bytes))
     fail(at, "compressed chunk does not inflate to its stated " + std::to_string(raw_bytes) + " bytes");
-  payload_.swap(raw);
+  payload_.swap(inflated_payload_);
 }
 
 bool TraceReader::next(Record& out) {

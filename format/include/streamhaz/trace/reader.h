@@ -77,6 +77,7 @@ class TraceReader {
   nlohmann::json header_;
 
   std::vector<uint8_t> payload_;
+  std::vector<uint8_t> inflated_payload_;  // the other buffer of a compressed chunk's swap
   uint64_t payload_offset_ = 0;  // file offset of payload_[0] (of a raw chunk)
   uint64_t chunk_offset_ = 0;    // file offset of the chunk's header
   bool inflated_ = false;        // payload_ was inflated from a compressed chunk
