@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Captures the bundled traces on a GPU machine (2 GPUs), one folder per configuration, and
 # writes the manifest entries for them:
-#   bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
+#   [CAPTURE=all|reducer|torch] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
 # OUT_DIR gets <name>/rank<N>.shz for every configuration, manifest.jsonl (one line each:
 # name, command, machine, expected verdict, reducer self-check) and check.txt (what
 # `streamhaz check` said there).
@@ -39,6 +39,7 @@ done
 
 : > "$out/manifest.jsonl"
 : > "$out/check.txt"
+[[ ${CAPTURE:-all} == torch ]] && configs=()
 for c in "${configs[@]}"; do
   IFS='|' read -r name gpus args expect <<< "$c"
   cmd="streamhaz run --out traces/$name -- streamhaz-reducer --nproc $gpus $args"
@@ -56,26 +57,69 @@ print(json.dumps({"name": name, "command": cmd, "machine": machine, "expect": ex
 PY
 done
 
-# PyTorch with the same IPG bucket pattern, 2 ranks under torchrun.
-for sync in race event; do
-  for d in 0 2; do
-    name="torch-$sync-2gpu$([[ $d -gt 0 ]] && echo -delay)"
-    expect=$([[ $sync == race ]] && echo race || echo clean)
-    cmd="streamhaz run --out traces/$name -- torchrun --standalone --nproc_per_node 2 tests/gpu/torch_ipg_bucket.py --sync $sync --comm-delay-ms $d"
-    log=$("$shz" run --gpu-times all --out "$out/$name" -- torchrun --standalone --nproc_per_node 2 \
-          "$here/tests/gpu/torch_ipg_bucket.py" --sync "$sync" --comm-delay-ms "$d" 2>&1)
-    status=$?
-    corrupted=$(grep -o 'corrupted_elements_all_ranks=[0-9]*' <<< "$log" | head -1 | cut -d= -f2)
-    "$shz" check "$out/$name" > "$out/$name.check" 2>&1
-    verdict=$?
-    echo "$name: exit $status, corrupted ${corrupted:-?}, check exit $verdict (expect $expect)" | tee -a "$out/check.txt"
-    [[ $status -eq 0 ]] || tail -5 <<< "$log"
-    python3 - "$name" "$cmd" "$machine" "$expect" "${corrupted:-null}" >> "$out/manifest.jsonl" <<'PY'
-import json, sys
-name, cmd, machine, expect, corrupted = sys.argv[1:]
-print(json.dumps({"name": name, "command": cmd, "machine": machine, "expect": expect,
-                  "workload_corrupted_elements": None if corrupted == "null" else int(corrupted)}))
+# PyTorch (2 ranks under torchrun for the IPG bucket, 1 for the freed block), traced with the
+# default call stacks. Race traces record in the manifest the source lines their findings must
+# name (`stack_lines`, from the script's `# stack:` markers at capture time): the golden tests
+# check them. Paths under the working folder are made relative to it (--path-prefix-map, left out
+# of the recorded command), so the frames name no folder of this host.
+stack_lines() {  # script what... -> JSON object {what: "script:line"}
+  python3 - "$@" <<'PY'
+import json, re, sys
+script, wanted = sys.argv[1], sys.argv[2:]
+marks = {}
+for number, line in enumerate(open(script), 1):
+    m = re.search(r"# stack: (.+)$", line)
+    if m:
+        marks[m.group(1).strip()] = f"{script}:{number}"
+print(json.dumps({w: marks[w] for w in wanted}))
 PY
+}
+capture_torch() {  # name expect gpus extra-json run-options -- script args...
+  local name=$1 expect=$2 gpus=$3 extra=$4 opts=$5
+  shift 6
+  local cmd="streamhaz run ${opts:+$opts }--out traces/$name -- torchrun --standalone --nproc_per_node $gpus $*"
+  local log status corrupted verdict
+  log=$(timeout 300 "$shz" run $opts --path-prefix-map "$PWD/=" --out "$out/$name" -- torchrun --standalone --nproc_per_node "$gpus" "$@" 2>&1)
+  status=$?
+  corrupted=$(grep -o 'corrupted_elements_all_ranks=[0-9]*' <<< "$log" | head -1 | cut -d= -f2)
+  "$shz" check "$out/$name" > "$out/$name.check" 2>&1
+  verdict=$?
+  echo "$name: exit $status, corrupted ${corrupted:-?}, check exit $verdict (expect $expect)" | tee -a "$out/check.txt"
+  [[ $status -eq 0 ]] || tail -5 <<< "$log"
+  python3 - "$name" "$cmd" "$machine" "$expect" "${corrupted:-null}" "$extra" >> "$out/manifest.jsonl" <<'PY'
+import json, sys
+name, cmd, machine, expect, corrupted, extra = sys.argv[1:]
+entry = {"name": name, "command": cmd, "machine": machine, "expect": expect,
+         "workload_corrupted_elements": None if corrupted == "null" else int(corrupted)}
+entry.update(json.loads(extra or "{}"))
+print(json.dumps(entry))
+PY
+}
+if [[ ${CAPTURE:-all} != reducer ]]; then
+  ipg_gpus=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
+  ipg=$(realpath --relative-to=. "$here/tests/gpu/torch_ipg_bucket.py")
+  ipg_lines=$(stack_lines "$ipg" "bucket copy" "all-reduce" "bucket allocation")
+  for sync in race event; do
+    for d in 0 2; do
+      name="torch-$sync-${ipg_gpus}gpu$([[ $d -gt 0 ]] && echo -delay)"
+      expect=$([[ $sync == race ]] && echo race || echo clean)
+      extra=$([[ $sync == race ]] && echo "{\"stack_lines\": $ipg_lines}" || echo "{}")
+      capture_torch "$name" "$expect" "$ipg_gpus" "$extra" "--gpu-times all" -- "$ipg" --sync "$sync" --comm-delay-ms "$d"
+    done
   done
-done
+  # As a user's unmodified script: no buffer or stream names, only the call stacks.
+  capture_torch "torch-race-${ipg_gpus}gpu-delay-unannotated" race "$ipg_gpus" "{\"unannotated\": true, \"stack_lines\": $ipg_lines}" \
+    "--gpu-times all" -- "$ipg" --no-names --sync race --comm-delay-ms 2
+  freed=$(realpath --relative-to=. "$here/tests/gpu/torch_freed_block.py")
+  freed_lines=$(stack_lines "$freed" "side read" "refill")
+  for tier in pointer exact; do
+    sfx=$([[ $tier == exact ]] && echo -exact)
+    expect=$([[ $tier == exact ]] && echo race || echo possible)
+    extra="{\"stack_lines\": $freed_lines$([[ $tier == exact ]] && echo ', "kernel_race": true')}"
+    capture_torch "torch-freed-block-none-1gpu$sfx" "$expect" 1 "$extra" "--footprints $tier --gpu-times off" -- \
+      "$freed" --fix none --side-delay-ms 5
+    capture_torch "torch-freed-block-record-stream-1gpu$sfx" clean 1 "{}" "--footprints $tier --gpu-times off" -- \
+      "$freed" --fix record-stream --side-delay-ms 5
+  done
+fi
 du -sh "$out"

@@ -13,12 +13,45 @@ expect "possible": exit 0, no race, and a possible race with a kernel on one sid
 expect "clean": exit 0 with --fail-on races, and no race or possible race. The optional last
 argument holds the over-synchronisation verdict too: some oversync finding, or none (and for a
 clean trace, exit 0 with the default --fail-on). The JSON report is validated against its schema.
+`unannotated` (a run with no buffer or stream names): the race is told by its operations alone.
+`stack_lines` ({what: "file:line"}, from the script's `# stack:` markers when it was captured):
+the text report and a JSON frame must name each line.
 """
 import json
 import subprocess
 import sys
 
 import jsonschema
+
+
+def frames(node):
+    """Every {file, line} object anywhere in a JSON document."""
+    if isinstance(node, dict):
+        if "file" in node and "line" in node:
+            yield node
+        for v in node.values():
+            yield from frames(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from frames(v)
+
+
+def stack_line_problems(streamhaz, folder, extra, stack_lines, report):
+    """The findings must name each `what: file:line` of the manifest, in the text report and as
+    a frame of the JSON report (file compared by its last component: the trace holds the path the
+    script was run by)."""
+    text = subprocess.run([streamhaz, "check", "--fail-on", "none", folder, *extra],
+                          capture_output=True, text=True).stdout
+    seen = {(f["file"].rsplit("/", 1)[-1], f["line"]) for x in report["findings"] for f in frames(x)}
+    problems = []
+    for what, where in stack_lines.items():
+        path, line = where.rsplit(":", 1)
+        base = path.rsplit("/", 1)[-1]
+        if f"{base}:{line}" not in text:
+            problems.append(f"the text report does not name the {what} ({base}:{line})")
+        if (base, int(line)) not in seen:
+            problems.append(f"no JSON finding carries a frame at the {what} ({base}:{line})")
+    return problems
 
 
 def main():
@@ -65,21 +98,26 @@ def main():
     else:
         if run.returncode != 1:
             problems.append(f"expected exit 1, got {run.returncode}")
-        ipg = [x for x in races if x["buffer"]["name"].startswith("ipg_buffer")]
+        # An unannotated run names no buffer or stream: the race is told by its operations.
+        unannotated = entry.get("unannotated", False)
+        ipg = races if unannotated else [x for x in races if x["buffer"]["name"].startswith("ipg_buffer")]
         if not ipg:
             problems.append("no race on an ipg_buffer")
 
         def is_compute_copy(op):
-            return op["stream_name"] == "compute stream" and op["kind"].startswith("memcpy") and op["role"] == "write"
+            return ((unannotated or op["stream_name"] == "compute stream") and op["kind"].startswith("memcpy")
+                    and op["role"] == "write")
 
         def is_reduction_side(op):
-            return "ncclAllReduce" in op["kind"] or op["stream_name"] == "reduction stream"
+            return "ncclAllReduce" in op["kind"] or (not unannotated and op["stream_name"] == "reduction stream")
 
         if not any((is_compute_copy(x["second"]) and is_reduction_side(x["first"])) or
                    (is_compute_copy(x["first"]) and is_reduction_side(x["second"])) for x in ipg):
             problems.append("no ipg_buffer race between the compute-stream copy and the reduction side")
         if not any("ncclAllReduce" in x["first"]["kind"] or "ncclAllReduce" in x["second"]["kind"] for x in ipg):
             problems.append("no ipg_buffer race names the ncclAllReduce")
+    if entry.get("stack_lines"):
+        problems += stack_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["stack_lines"], report)
     if problems:
         print(f"{name}: {entry.get('command', '')}")
         for x in report["findings"][:5]:

@@ -48,13 +48,13 @@ def main():
         with torch.cuda.stream(side):
             if sleep_cycles:
                 torch.cuda._sleep(sleep_cycles)
-            y = x * 2
+            y = x * 2  # stack: side read
         if a.fix == "record-stream":
             x.record_stream(side)
         del x
         z = torch.empty(a.elems, device="cuda")
         reused += z.data_ptr() == x_ptr
-        z.fill_(-1.0)
+        z.fill_(-1.0)  # stack: refill
         compute.wait_stream(side)
         corrupted += int((y != 2 * value).sum().item())
         del y, z
