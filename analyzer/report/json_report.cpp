@@ -30,7 +30,9 @@ json stack_json(const analysis::Stack& stack) {
 
 json origin_json(const analysis::StreamOrigin& o) {
   if (o.kind == analysis::StreamOriginKind::None) return nullptr;
-  return {{"how", o.kind == analysis::StreamOriginKind::Created ? "created" : "first_used"}, {"stack", stack_json(o.stack)}};
+  json j{{"how", o.kind == analysis::StreamOriginKind::Created ? "created" : "first_used"}, {"stack", stack_json(o.stack)}};
+  if (o.pool_streams > 1) j["pool"] = {{"streams", o.pool_streams}, {"stack", stack_json(o.pool_stack)}};
+  return j;
 }
 
 json op_json(const OpRef& op) {

@@ -26,12 +26,20 @@ std::string capitalised(std::string s) {
   return s;
 }
 
-// "created at train.py:42 in __init__" / "first used at ...": where an unnamed stream comes from.
+std::string user_line(const analysis::Stack& stack) {
+  const analysis::StackFrame* f = innermost_user_frame(stack);
+  return printable(frame_brief(f ? *f : stack.front()));
+}
+
+// "created at train.py:42 in __init__" / "first used at ..., one of 32 streams created at ...":
+// where an unnamed stream comes from.
 std::string origin_text(const analysis::StreamOrigin& o) {
   if (o.kind == analysis::StreamOriginKind::None || o.stack.empty()) return {};
-  const analysis::StackFrame* f = innermost_user_frame(o.stack);
-  const std::string where = printable(frame_brief(f ? *f : o.stack.front()));
-  return o.kind == analysis::StreamOriginKind::Created ? "created at " + where : "first used at " + where;
+  if (o.kind == analysis::StreamOriginKind::Created) return "created at " + user_line(o.stack);
+  std::string text = "first used at " + user_line(o.stack);
+  if (o.pool_streams > 1 && !o.pool_stack.empty())
+    text += fmt::format(", one of {} streams created together at {}", o.pool_streams, user_line(o.pool_stack));
+  return text;
 }
 
 std::string stream_label(const OpRef& op) {

@@ -109,7 +109,11 @@ TEST_CASE("a race's operations carry the stacks they were issued from", "[attrib
     CHECK(f.first.stream_origin.kind == StreamOriginKind::FirstUsed);
     REQUIRE_FALSE(f.first.stream_origin.stack.empty());
     CHECK(f.first.stream_origin.stack[0].line == 1100);
-    CHECK_THAT(text_of(res), Catch::Contains("stream 2 (first used at stage_1_and_2.py:1100 in average_tensor)"));
+    CHECK(f.first.stream_origin.pool_streams == 2);
+    REQUIRE(f.first.stream_origin.pool_stack.size() == 2);
+    CHECK(f.first.stream_origin.pool_stack[1].line == 140);
+    CHECK_THAT(text_of(res), Catch::Contains("stream 2 (first used at stage_1_and_2.py:1100 in average_tensor, one of 2 "
+                                             "streams created together at stage_1_and_2.py:140 in __init__)"));
   }
   SECTION("the text report folds torch frames unless asked for full stacks") {
     const std::string text = text_of(res);

@@ -137,6 +137,10 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
       origin = {StreamOriginKind::Created, table.resolve(created->second, symbolizer)};
     } else if (Stack first = stack_at(st->second.first_op_seq); !first.empty()) {
       origin = {StreamOriginKind::FirstUsed, std::move(first)};
+      if (st->second.created_seq && created != stack_of.end() && created->second) {
+        origin.pool_stack = table.resolve(created->second, symbolizer);
+        origin.pool_streams = static_cast<uint32_t>(made_by[created->second]);
+      }
     }
     for (StreamOrigin* o : origins) *o = origin;
   }

@@ -30,6 +30,10 @@ enum class StreamOriginKind { None, Created, FirstUsed };
 struct StreamOrigin {
   StreamOriginKind kind = StreamOriginKind::None;
   Stack stack;
+  // FirstUsed for a stream of a pool: the call that created the pool, and how many streams it
+  // made (0: not from a pool, or its creation has no stack).
+  Stack pool_stack;
+  uint32_t pool_streams = 0;
 };
 
 // One operation named by a finding.
