@@ -7,7 +7,8 @@
 # 2. streamhaz-reducer --sync race (C++, native stacks): the race's stacks must be symbolised
 #    to the reducer's own source files at check time.
 # 3. Cost, interleaved ROUNDS times (default 3): PyTorch host time per kernel launch from a
-#    30-frame-deep Python stack (bench/torch_launch_overhead.py, 10th percentile of its batches), reducer and torch_ipg_bucket
+#    30-frame-deep Python stack (bench/torch_launch_overhead.py, 10th percentile of its batches),
+#    and frames_ns, the same process's extra time per launch at 30 frames over 2 frames, reducer and torch_ipg_bucket
 #    step times; untraced, traced with --stacks off, auto, all; and trace bytes per operation.
 # Writes OUT_DIR/summary.txt and keeps the traces and check outputs there.
 set -u -o pipefail
@@ -47,7 +48,7 @@ if python3 "$here/tests/gpu/check_stacks.py" reducer "$here/reducer/src" "$out/$
      | tee -a "$summary"; then :; else failed=1; fi
 
 # 3. Cost.
-field() { grep -o "$1=[0-9.]*" | head -1 | cut -d= -f2; }
+field() { grep -o "$1=-\?[0-9.]*" | head -1 | cut -d= -f2; }
 launch=(python3 "$here/bench/torch_launch_overhead.py" 1000 30)
 red=("$reducer" --nproc 1 --sync serialize --steps 10 --warmup 3)
 ipg=(torchrun --standalone --nproc_per_node "$ranks" "$here/tests/gpu/torch_ipg_bucket.py" --sync event --steps 8)
@@ -58,13 +59,14 @@ traced() {  # stacks-mode command... -> output
 for ((r = 1; r <= rounds; ++r)); do
   for mode in untraced off auto all; do
     if [[ $mode == untraced ]]; then
-      l=$("${launch[@]}" 2>&1 | field launch_ns_p10); s=$("${red[@]}" 2>&1 | field step_ms)
+      lo=$("${launch[@]}" 2>&1); s=$("${red[@]}" 2>&1 | field step_ms)
       t=$("${ipg[@]}" 2>&1 | field step_ms)
     else
-      l=$(traced $mode "${launch[@]}" | field launch_ns_p10); s=$(traced $mode "${red[@]}" | field step_ms)
+      lo=$(traced $mode "${launch[@]}"); s=$(traced $mode "${red[@]}" | field step_ms)
       t=$(traced $mode "${ipg[@]}" | field step_ms)
     fi
-    echo "$mode launch_ns=$l reducer_step_ms=$s torch_step_ms=$t" >> "$out/cost.txt"
+    l=$(field launch_ns_p10 <<< "$lo"); f=$(field deep_minus_shallow <<< "$lo")
+    echo "$mode launch_ns=$l frames_ns=$f reducer_step_ms=$s torch_step_ms=$t" >> "$out/cost.txt"
   done
 done
 python3 - "$out/cost.txt" <<'PY' | tee -a "$summary"
@@ -79,13 +81,15 @@ for line in open(sys.argv[1]):
 base = {k: statistics.median(v) for k, v in rows["untraced"].items() if v}
 for mode in ("untraced", "off", "auto", "all"):
     parts = []
-    for k in ("launch_ns", "reducer_step_ms", "torch_step_ms"):
+    for k in ("launch_ns", "frames_ns", "reducer_step_ms", "torch_step_ms"):
         v = rows[mode][k]
         if not v:
             parts.append(f"{k} -")
             continue
         m = statistics.median(v)
-        rel = f" ({m / base[k]:.3f}x, +{m - base[k]:.0f})" if k in base and mode != "untraced" else ""
+        rel = ""
+        if k in base and mode != "untraced":
+            rel = f" (+{m - base[k]:.0f})" if k == "frames_ns" else f" ({m / base[k]:.3f}x, +{m - base[k]:.0f})"
         parts.append(f"{k} {m:.3f}{rel}" if "ms" in k else f"{k} {m:.0f}{rel}")
     print(f"cost {mode}: " + ", ".join(parts) + f" [{len(rows[mode]['launch_ns'])} rounds]")
 PY
