@@ -29,13 +29,19 @@ std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
   return records;
 }
 
+// Where a collective sits against the stalling wait of two_waits (a run without step ranges).
+enum class Collective { None, Before, After };
+
 // The reduction stream writes X, then Y; the compute stream waits for each and then reads X,
-// then reads Z (`last_footprint` false: the last kernel has no footprint at all).
-TraceBuilder two_waits(bool last_footprint) {
+// then reads Z (`last_footprint` false: the last kernel has no footprint at all). `collective`
+// adds an all-reduce of its own buffer W on the compute stream, first or last.
+TraceBuilder two_waits(bool last_footprint, Collective collective = Collective::None) {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);
   const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
   const uint64_t x = r0.alloc(4096, "X"), y = r0.alloc(4096, "Y"), z = r0.alloc(4096, "Z");
+  const uint64_t w = r0.alloc(4096, "W");
+  if (collective == Collective::Before) r0.all_reduce(c, w, w, 1024, 7, 5);
   const EventId e1 = r0.event(), e2 = r0.event();
   r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
   r0.record(e1, r);
@@ -46,6 +52,7 @@ TraceBuilder two_waits(bool last_footprint) {
   r0.wait(c, e2);  // nothing on the compute stream touches Y afterwards
   if (last_footprint) r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
   else r0.kernel(c, "read_z", {}, 10);
+  if (collective == Collective::After) r0.all_reduce(c, w, w, 1024, 7, 5);
   return run;
 }
 
@@ -67,6 +74,16 @@ TEST_CASE("oversync: a wait that orders no conflicting pair and stalls is a find
   bool protects = false;
   for (const auto& v : rep.verdicts) protects |= v.verdict == "protects";
   CHECK(protects);
+}
+
+TEST_CASE("oversync: without step ranges, stalls before the first collective are set-up, not steps", "[oversync]") {
+  // The same stalling wait, once before the run's first collective (as NCCL's own
+  // synchronisations in communicator init are) and once after it.
+  CHECK(sync_report(two_waits(true, Collective::After)).findings.empty());
+  const SyncReport after = sync_report(two_waits(true, Collective::Before));
+  REQUIRE(after.findings.size() == 1);
+  CHECK(after.findings[0].second.name == "read_z");
+  CHECK(after.findings[0].detail.find("stalled 90.0 µs") != std::string::npos);
 }
 
 TEST_CASE("oversync: a wait that may order a kernel without footprint is not called redundant", "[oversync]") {

@@ -66,6 +66,24 @@ bool in_windows(const std::vector<std::pair<int64_t, int64_t>>& windows, int64_t
   return std::any_of(windows.begin(), windows.end(), [&](const auto& w) { return t >= w.first && t <= w.second; });
 }
 
+// Where stalls count, per rank: the measured steps; without a step range (the whole run is one
+// "step"), the run from the rank's first collective on, so that set-up before training (NCCL's
+// communicator init and its own synchronisations) is not charged to the steps.
+std::vector<std::vector<std::pair<int64_t, int64_t>>> stall_windows(const std::vector<RankRecords>& run,
+                                                                    const Schedule& m) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> windows = m.step_windows;
+  if (m.measured_steps > 0) return windows;
+  for (size_t ri = 0; ri < run.size() && ri < windows.size(); ++ri) {
+    int64_t first = std::numeric_limits<int64_t>::max();
+    for (const trace::Record& r : run[ri].records)
+      if (const auto* c = std::get_if<trace::Nccl>(&r))
+        if (auto it = m.ops[ri].find(c->op.seq); it != m.ops[ri].end()) first = std::min(first, it->second.start);
+    for (auto& w : windows[ri])
+      if (first != std::numeric_limits<int64_t>::max() && first > w.first) w.first = std::min(first, w.second);
+  }
+  return windows;
+}
+
 const char* verdict_text(const std::string& v) {
   if (v == "redundant") return "orders no conflicting pair that nothing else orders";
   if (v == "protects") return "orders conflicting pairs nothing else orders";
@@ -205,7 +223,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 
   // Costs.
   Schedule base_schedule;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(run.size());
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(run.size()), windows;
   if (replay) {
     base_schedule = replay->run_unchanged();
     const Schedule& m = replay->measured();
@@ -214,6 +232,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       std::sort(busy[ri].begin(), busy[ri].end());
     }
     rep.step_ns = m.step_ns;
+    windows = stall_windows(run, m);
   }
   for (const auto& gk : order) {
     Group& g = groups[gk];
@@ -235,7 +254,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         const int64_t stall = measured_stall(*s, m, busy);
         auto next = m.ops[s->rank_index].find(s->next_op);
         const int64_t when = next != m.ops[s->rank_index].end() ? next->second.start : 0;
-        if (in_windows(m.step_windows[s->rank_index], when)) per_rank[s->rank_index] += stall;
+        if (in_windows(windows[s->rank_index], when)) per_rank[s->rank_index] += stall;
       }
       for (size_t ri = 0; ri < run.size(); ++ri) {
         const size_t steps = std::max<size_t>(1, m.step_windows[ri].size());
