@@ -18,22 +18,14 @@ clean trace, exit 0 with the default --fail-on). The JSON report is validated ag
 the text report and a JSON frame must name each line.
 """
 import json
+import os
 import subprocess
 import sys
 
 import jsonschema
 
-
-def frames(node):
-    """Every {file, line} object anywhere in a JSON document."""
-    if isinstance(node, dict):
-        if "file" in node and "line" in node:
-            yield node
-        for v in node.values():
-            yield from frames(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from frames(v)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_frames import frames  # noqa: E402
 
 
 def stack_line_problems(streamhaz, folder, extra, stack_lines, report):

@@ -13,6 +13,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_frames import frames  # noqa: E402
+
 failures = 0
 
 
@@ -20,18 +23,6 @@ def check(ok, what):
     global failures
     print(("ok    " if ok else "FAIL  ") + what)
     failures += 0 if ok else 1
-
-
-def frames(node):
-    """Every {file, line} object anywhere in a JSON document."""
-    if isinstance(node, dict):
-        if "file" in node and "line" in node:
-            yield node
-        for v in node.values():
-            yield from frames(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from frames(v)
 
 
 def sarif_lines(node, uri_end):
