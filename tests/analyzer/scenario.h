@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/replay.h"
 #include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 
@@ -34,6 +35,16 @@ inline AnalysisResult analyze_run(const TraceBuilder& run, const AnalysisOptions
   AnalysisResult result = analysis::analyze(expand_trace_paths({dir.string()}), options);
   std::filesystem::remove_all(dir);
   return result;
+}
+
+// The run's records as the replay and over-synchronisation passes load them: written to files
+// and read back through the trace reader.
+inline std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
+  std::filesystem::remove_all(dir);
+  return records;
 }
 
 // The same analysis without files: the builder's records handed over in memory.

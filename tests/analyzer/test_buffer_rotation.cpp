@@ -12,14 +12,6 @@ namespace {
 using analysis::Replayer;
 using analysis::WhatIf;
 
-std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
-  const auto dir = fresh_dir();
-  run.write_dir(dir.string());
-  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
-  std::filesystem::remove_all(dir);
-  return records;
-}
-
 enum class Sync { Event, Serialize };
 
 // Four IPG flushes over two buffers: backward 100 µs and copy-in 10 µs on the compute stream,

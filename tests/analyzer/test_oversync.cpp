@@ -21,14 +21,6 @@ SyncReport sync_report(const TraceBuilder& run, std::vector<Finding>* races = nu
   return rep;
 }
 
-std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
-  const auto dir = fresh_dir();
-  run.write_dir(dir.string());
-  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
-  std::filesystem::remove_all(dir);
-  return records;
-}
-
 // Where a collective sits against the stalling wait of two_waits (a run without step ranges).
 enum class Collective { None, Before, After };
 

@@ -14,14 +14,6 @@ namespace {
 using analysis::Replayer;
 using analysis::WhatIf;
 
-std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
-  const auto dir = fresh_dir();
-  run.write_dir(dir.string());
-  auto records = analysis::load_run(expand_trace_paths({dir.string()}));
-  std::filesystem::remove_all(dir);
-  return records;
-}
-
 int64_t step_with(const Replayer& r, const std::vector<analysis::RankRecords>& run, const std::string& spec) {
   WhatIf w;
   analysis::parse_what_if(spec, w);
