@@ -258,6 +258,18 @@ uint64_t RankTraceBuilder::host_func(StreamId s, double us) { return issue(s, Ho
 
 uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
                                 uint64_t comm, double us, int peer, uint8_t elem_bytes) {
+  return nccl_call(s, kind, sendbuf, recvbuf, count, comm, static_cast<uint32_t>(rank_),
+                   static_cast<uint32_t>(world_size_), peer, elem_bytes, us);
+}
+
+uint64_t RankTraceBuilder::nccl_in_group(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
+                                         uint64_t comm, uint32_t comm_rank, uint32_t comm_size, int peer) {
+  return nccl_call(s, kind, sendbuf, recvbuf, count, comm, comm_rank, comm_size, peer, 4, 20);
+}
+
+uint64_t RankTraceBuilder::nccl_call(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
+                                     uint64_t comm, uint32_t comm_rank, uint32_t comm_size, int peer,
+                                     uint8_t elem_bytes, double us) {
   Nccl n;
   n.kind = kind;
   n.sendbuf = sendbuf;
@@ -267,27 +279,10 @@ uint64_t RankTraceBuilder::nccl(StreamId s, NcclKind kind, uint64_t sendbuf, uin
   n.elem_bytes = elem_bytes;
   n.peer = peer;
   n.comm = comm;
-  n.rank = static_cast<uint32_t>(rank_);
-  n.nranks = static_cast<uint32_t>(world_size_);
-  n.comm_seq = comm_seq_[comm]++;
-  return issue(s, n, us);
-}
-
-uint64_t RankTraceBuilder::nccl_in_group(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count,
-                                         uint64_t comm, uint32_t comm_rank, uint32_t comm_size, int peer) {
-  Nccl n;
-  n.kind = kind;
-  n.sendbuf = sendbuf;
-  n.recvbuf = recvbuf;
-  n.count = count;
-  n.dtype = 7;  // ncclFloat32
-  n.elem_bytes = 4;
-  n.peer = peer;
-  n.comm = comm;
   n.rank = comm_rank;
   n.nranks = comm_size;
   n.comm_seq = comm_seq_[comm]++;
-  return issue(s, n, 20);
+  return issue(s, n, us);
 }
 
 EventId RankTraceBuilder::event(uint32_t flags) {

@@ -145,6 +145,9 @@ class RankTraceBuilder {
   }
   StringId intern(const std::string& text);
   OpCommon op_on(StreamId s);
+  // An NCCL call by group rank `comm_rank` of a `comm_size`-rank communicator.
+  uint64_t nccl_call(StreamId s, NcclKind kind, uint64_t sendbuf, uint64_t recvbuf, uint64_t count, uint64_t comm,
+                     uint32_t comm_rank, uint32_t comm_size, int peer, uint8_t elem_bytes, double us);
   void emit_timing(uint64_t seq, StreamId s, double us);
   // Adds an operation (its OpCommon filled in here), the records `attached` to it (Access
   // records get its seq) and its simulated interval; returns its seq.
