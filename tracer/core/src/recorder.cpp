@@ -35,30 +35,14 @@ void Recorder::set_stack_source(StackSource* source, PathPrefixMap paths) {
 
 namespace {
 
-// The seq of a record that gets a stack, and which frames it wants; 0 for the others.
+// The seq of a record that gets a stack (every API call), and which frames it wants; 0 for
+// the others.
 uint64_t stacked_seq(const Record& r, StackNeed& need) {
-  need = StackNeed::Operation;
-  if (const OpCommon* op = op_common(r)) {
-    if (std::holds_alternative<Kernel>(r)) need = StackNeed::KernelLaunch;
-    return op->seq;
-  }
-  return std::visit(
-      [&need](const auto& rec) -> uint64_t {
-        using T = std::decay_t<decltype(rec)>;
-        if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, Free> || std::is_same_v<T, StreamCreate>) {
-          need = StackNeed::Origin;
-          return rec.seq;
-        } else if constexpr (std::is_same_v<T, EventRecord> || std::is_same_v<T, EventWait> ||
-                             std::is_same_v<T, EventSync> || std::is_same_v<T, EventQuery> ||
-                             std::is_same_v<T, StreamSync> || std::is_same_v<T, StreamQuery> ||
-                             std::is_same_v<T, DeviceSync> || std::is_same_v<T, CaptureBegin> ||
-                             std::is_same_v<T, CaptureEnd>) {
-          return rec.seq;
-        } else {
-          return 0;
-        }
-      },
-      r);
+  need = std::holds_alternative<Kernel>(r) ? StackNeed::KernelLaunch
+         : std::holds_alternative<Alloc>(r) || std::holds_alternative<Free>(r) || std::holds_alternative<StreamCreate>(r)
+             ? StackNeed::Origin
+             : StackNeed::Operation;
+  return api_seq(r);
 }
 
 }  // namespace
