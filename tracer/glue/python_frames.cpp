@@ -43,12 +43,17 @@ bool PythonFrames::attach(std::string& why_not) {
   }
   hexversion_ = *hexversion;
   const unsigned long minor = (hexversion_ >> 16) & 0xFF, major = hexversion_ >> 24;
+  // From each version's Include/cpython/pystate.h, Include/internal/pycore_frame.h,
+  // Include/cpython/code.h and unicodeobject.h, x86-64 and aarch64 (LP64); checked by
+  // tests/tracer/python_frames_probe.py against the interpreter that runs it.
   if (major == 3 && minor == 12) {
-    // CPython 3.12's Include/cpython/pystate.h, Include/internal/pycore_frame.h,
-    // Include/cpython/code.h and unicodeobject.h, x86-64 and aarch64 (LP64).
     layout_ = Layout{56, 0, 0, 8, 56, 70, 3, 112, 128, 32, 40, 56};
+  } else if (major == 3 && minor == 11) {
+    // 3.11: _PyCFrame starts with use_tracing, the frame with f_func..f_locals, no frame is
+    // owned by the C stack (no entry shims), and str objects still carry wstr fields.
+    layout_ = Layout{56, 8, 32, 48, 56, 69, kNoOwner, 112, 128, 32, 48, 72};
   } else {
-    why_not = "CPython " + version() + " (Python frames are read for 3.12)";
+    why_not = "CPython " + version() + " (Python frames are read for 3.11 and 3.12)";
     return false;
   }
   code_type_ = dlsym(RTLD_DEFAULT, "PyCode_Type");

@@ -36,13 +36,14 @@ class PythonFrames {
     size_t frame_previous;   // .previous
     size_t frame_instr;      // .prev_instr
     size_t frame_owner;      // .owner (char)
-    unsigned char owner_cstack;  // FRAME_OWNED_BY_CSTACK: the eval loop's entry shim
+    unsigned char owner_cstack;  // FRAME_OWNED_BY_CSTACK: the eval loop's entry shim (3.12)
     size_t code_filename;    // PyCodeObject.co_filename
     size_t code_qualname;    // .co_qualname
     size_t unicode_state;    // PyASCIIObject.state
     size_t ascii_data;       // sizeof(PyASCIIObject): where compact ASCII text starts
     size_t compact_data;     // sizeof(PyCompactUnicodeObject): other compact text
   };
+  static constexpr unsigned char kNoOwner = 0xFF;  // a version without C-stack frames
   std::string text_of(const void* str) const;
 
   bool attached_ = false;
