@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/report/stack_text.h"
 #include "streamhaz/trace/printable.h"
 
@@ -57,10 +58,11 @@ void write_stack(std::ostream& out, const analysis::Stack& stack, bool full, con
   for (const std::string& line : stack_lines(stack, full)) out << indent << printable(line) << "\n";
 }
 
-// "ncclAllReduce" alone when the name is the kind; "kernel void scale<float>(float*)" otherwise.
+// "ncclAllReduce" alone when the name is the kind; "kernel scale<float>" otherwise.
 std::string op_label(const OpRef& op) {
   if (op.name.empty() || op.name == op.kind) return printable(op.kind);
-  return fmt::format("{} {}", printable(op.kind), printable(op.name));
+  const std::string name = op.kind == "kernel" ? analysis::readable_kernel_name(op.name) : op.name;
+  return fmt::format("{} {}", printable(op.kind), printable(name));
 }
 
 void write_op(std::ostream& out, const std::string& heading, const OpRef& op, bool full) {

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "streamhaz/analysis/kernel_name.h"
+
 namespace streamhaz::analysis {
 
 std::string op_phrase(const OpRef& op) {
-  if (op.kind == "kernel") return fmt::format("kernel {}", op.name);
+  if (op.kind == "kernel") return fmt::format("kernel {}", readable_kernel_name(op.name));
   return op.kind;
 }
 

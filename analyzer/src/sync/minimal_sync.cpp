@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/analysis/sync.h"
 #include "sync/sync_sites.h"
 
@@ -134,7 +135,7 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       const trace::Record& r = *ops.at(seq);
       const trace::OpCommon* op = trace::op_common(r);
       std::string l;
-      if (const auto* k = std::get_if<trace::Kernel>(&r)) l = "kernel " + strings[k->name];
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) l = "kernel " + readable_kernel_name(strings[k->name]);
       else if (const auto* m = std::get_if<trace::Memcpy>(&r)) l = fmt::format("memcpy {}", trace::to_string(m->kind));
       else if (std::holds_alternative<trace::Memset>(r)) l = "memset";
       else if (const auto* n = std::get_if<trace::Nccl>(&r)) l = trace::to_string(n->kind);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "engine/footprint.h"
+#include "streamhaz/analysis/kernel_name.h"
 #include "model/op_stamp.h"
 
 namespace streamhaz::analysis {
@@ -51,7 +52,12 @@ OpRef describe(const trace::Record& r, const RankNames& names, int rank) {
   return ref;
 }
 
+// `label` names an operation in keys (the raw kernel name: keys must not move); `shown` in text.
 std::string label(const OpRef& op) { return op.name.empty() || op.name == op.kind ? op.kind : op.kind + " " + op.name; }
+std::string shown(const OpRef& op) {
+  if (op.kind != "kernel") return label(op);
+  return op.kind + " " + readable_kernel_name(op.name);
+}
 
 struct PinnedRanges {
   std::map<uint64_t, uint64_t> ranges;  // base -> end
@@ -136,7 +142,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
           }
           site.what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
                                   "of device {}",
-                                  label(ref), kinds.device(op->stream));
+                                  shown(ref), kinds.device(op->stream));
           site.key = fmt::format("oversync|legacy-barrier|{}|device {}|{}", names.stream(op->stream),
                                  kinds.device(op->stream), site.prev_op ? label(site.prev_ref) : "-");
           sites.push_back(std::move(site));
@@ -232,9 +238,9 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       SyncSite& site = sites[s];
       const std::string next = site.next_op ? label(site.next_ref) : "-";
       site.key += "|" + next + "|" + site.next_ref.nvtx;
-      site.where = site.next_op ? fmt::format("before {}", next) : "before the end of the trace";
+      site.where = site.next_op ? fmt::format("before {}", shown(site.next_ref)) : "before the end of the trace";
       if (site.next_op && !site.next_ref.nvtx.empty()) site.where += fmt::format(" (NVTX {})", site.next_ref.nvtx);
-      if (site.prev_op) site.where += fmt::format(", after {}", label(site.prev_ref));
+      if (site.prev_op) site.where += fmt::format(", after {}", shown(site.prev_ref));
     }
   }
   return sites;
