@@ -24,6 +24,7 @@ class VectorClock {
  public:
   ClockValue get(TimelineId t) const { return t < v_.size() ? v_[t] : 0; }
   void set(TimelineId t, ClockValue c);
+  void clear() { v_.clear(); }  // back to the empty clock, capacity kept
   // Advances this clock's own timeline and returns the new epoch.
   Epoch tick(TimelineId own);
   // Pointwise maximum; returns whether anything grew.

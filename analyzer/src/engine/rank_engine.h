@@ -105,7 +105,6 @@ class RankEngine {
     CollectiveKey key;
     uint32_t slot;
     uint32_t comm_rank;  // this rank's rank in the communicator
-    std::vector<FrontierRef> known;  // what the start posted knew of other ranks (projected)
   };
   // The per-rank, integers-only identity of a race pattern (the finding key's cheap twin).
   struct PatternKey {
@@ -186,7 +185,8 @@ class RankEngine {
   const std::string& text(trace::StringId id) const;
 
   // The end of a cross-rank call: its stream joins what the call received.
-  void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank, const std::vector<FrontierRef>& known);
+  // What the call's start knew of other ranks is in posted_known_.
+  void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank);
   // Drops receipts on `timeline` that no clock of this rank can look up any more.
   void prune_receipts(TimelineId timeline);
 
@@ -225,6 +225,11 @@ class RankEngine {
 
   PendingKernel pending_;
   std::optional<Blocked> blocked_;
+  // The last cross-rank call's start and what it knew of other ranks (projected), kept until
+  // it is received; members so that their capacity is reused at every collective.
+  VectorClock collective_start_;
+  std::vector<FrontierRef> posted_known_;
+  std::vector<ClockValue> live_scratch_;  // prune_receipts
   std::vector<ByteRange> ranges_;      // scratch
   std::vector<Conflict> conflicts_;    // scratch
   struct OpConflict {

@@ -7,38 +7,13 @@
 #include <thread>
 
 namespace streamhaz::analysis {
-namespace {
-
-bool skipped(const RankRun& run, const trace::Record& r) {
+bool RankRun::skipped(const trace::Record& r) const {
   uint64_t seq = 0;
   if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
   else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
   else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
   else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
-  return seq && run.skip->count({run.memory->rank, seq});
-}
-
-}  // namespace
-
-const trace::Record* RankRun::next(trace::Record& buffer) {
-  if (reader) return reader->next(buffer) ? &buffer : nullptr;
-  while (next_record < memory->records.size()) {
-    const trace::Record& r = memory->records[next_record++];
-    if (!skip || !skipped(*this, r)) return &r;
-  }
-  return nullptr;
-}
-
-void RankRun::run_until_blocked(trace::Record& buffer) {
-  while (!engine->blocked()) {
-    const trace::Record* r = next(buffer);
-    if (!r) {
-      engine->finish();
-      done = true;
-      return;
-    }
-    engine->apply(*r);
-  }
+  return seq && skip->count({memory->rank, seq});
 }
 
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
@@ -50,6 +25,7 @@ unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
 
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
   trace::Record record;
+  std::vector<uint32_t> woken;
   size_t live = runs.size();
   while (live) {
     bool moved = false;
@@ -66,7 +42,7 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
     // Every live rank waits for a collective some rank never issues (missing or cut-off
     // trace, ranks disagreeing on the order): give up those edges rather than stop.
     if (!moved) collectives.release_all();
-    collectives.take_woken();  // this loop looks at every rank anyway
+    collectives.take_woken(woken);  // this loop looks at every rank anyway
   }
 }
 
@@ -85,6 +61,7 @@ class Scheduler {
 
   void work(unsigned me) {
     trace::Record record;
+    std::vector<uint32_t> woken;
     std::deque<uint32_t>& mine = queues_[me];
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -97,7 +74,8 @@ class Scheduler {
       if (mine.empty()) {
         // Nothing runs and nothing can: every live rank waits for a collective never completed.
         collectives_.release_all();
-        wake(collectives_.take_woken());
+        collectives_.take_woken(woken);
+        wake(woken);
         if (idle_) cv_.notify_all();
         continue;
       }
@@ -116,7 +94,7 @@ class Scheduler {
         cv_.notify_all();
         return;
       }
-      std::vector<uint32_t> woken = collectives_.take_woken();
+      collectives_.take_woken(woken);
       lock.lock();
       --running_;
       if (runs_[i].done) {
