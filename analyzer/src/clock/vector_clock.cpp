@@ -9,11 +9,6 @@ void VectorClock::set(TimelineId t, ClockValue c) {
   v_[t] = c;
 }
 
-Epoch VectorClock::tick(TimelineId own) {
-  if (own >= v_.size()) v_.resize(own + 1, 0);
-  return Epoch{own, ++v_[own]};
-}
-
 bool VectorClock::join(const VectorClock& other) { return join(other.v_.data(), other.v_.size()); }
 
 bool VectorClock::join(const ClockValue* v, size_t n) {

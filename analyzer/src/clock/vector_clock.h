@@ -25,8 +25,11 @@ class VectorClock {
   ClockValue get(TimelineId t) const { return t < v_.size() ? v_[t] : 0; }
   void set(TimelineId t, ClockValue c);
   void clear() { v_.clear(); }  // back to the empty clock, capacity kept
-  // Advances this clock's own timeline and returns the new epoch.
-  Epoch tick(TimelineId own);
+  // Advances this clock's own timeline and returns the new epoch (inline: once per operation).
+  Epoch tick(TimelineId own) {
+    if (own >= v_.size()) v_.resize(own + 1, 0);
+    return Epoch{own, ++v_[own]};
+  }
   // Pointwise maximum; returns whether anything grew.
   bool join(const VectorClock& other);
   bool join(const ClockValue* v, size_t n);

@@ -101,7 +101,7 @@ RankEngine::StreamState* RankEngine::known_stream(trace::StreamId id) {
   return slot_plus_one ? &streams_[slot_plus_one - 1] : nullptr;
 }
 
-uint32_t RankEngine::slot_of(trace::StreamId id) {
+uint32_t RankEngine::slot_of_any(trace::StreamId id) {
   if (replaying_) {
     auto it = replaying_->branch.find(id);
     if (it != replaying_->branch.end()) return it->second;

@@ -151,7 +151,12 @@ class RankEngine {
   void on(const T&) {}  // Meta, Timing, End: nothing to order
 
   // Streams, events, host.
-  uint32_t slot_of(trace::StreamId id);
+  // Inline fast path: a known stream with a small id outside graph replays.
+  uint32_t slot_of(trace::StreamId id) {
+    if (!replaying_ && id < slot_by_id_.size() && slot_by_id_[id]) return slot_by_id_[id] - 1;
+    return slot_of_any(id);
+  }
+  uint32_t slot_of_any(trace::StreamId id);
   StreamState& stream(trace::StreamId id) { return streams_[slot_of(id)]; }
   EventState& event(trace::EventId id);
   uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
@@ -191,7 +196,11 @@ class RankEngine {
   void prune_receipts(TimelineId timeline);
 
   // Stream capture and graph launch (graph_replay.cpp).
-  CapturedGraph* captured(const trace::Record& r, trace::StreamId stream);
+  // Inline: every operation asks, and almost never is a capture open.
+  CapturedGraph* captured(const trace::Record& r, trace::StreamId stream) {
+    return replaying_ || open_captures_ == 0 ? nullptr : captured_open(r, stream);
+  }
+  CapturedGraph* captured_open(const trace::Record& r, trace::StreamId stream);
   void replay(trace::GraphId g, uint32_t launch_slot);
 
   int rank_;
@@ -217,6 +226,7 @@ class RankEngine {
   ShadowMemory shadow_;
   PointerShadow pointer_shadow_;
   std::map<trace::GraphId, CapturedGraph> graphs_;
+  uint32_t open_captures_ = 0;  // graphs_ entries still open: none lets captured() return at once
   const trace::Record* current_ = nullptr;  // the record being applied (for capture)
 
   // Replay of a captured graph: stream ids map to branch slots, events are the graph's own.
