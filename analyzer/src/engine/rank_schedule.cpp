@@ -48,8 +48,9 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
 
 namespace {
 
-// Ranks that can move wait in their thread's queue: rank i always runs on thread i % threads,
-// so its state stays in one core's caches and its memory is freed by the thread that made it.
+// Ranks that can move wait in their thread's queue: rank i is queued for thread i % threads,
+// so its state mostly stays in one core's caches; a thread whose queue is empty takes from
+// another's (the machine may be shared: a descheduled thread must not stall the round).
 class Scheduler {
  public:
   Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads)
@@ -65,13 +66,13 @@ class Scheduler {
     std::deque<uint32_t>& mine = queues_[me];
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (!failed_ && live_ != 0 && mine.empty() && !(running_ == 0 && queued_ == 0)) {
+      if (!failed_ && live_ != 0 && queued_ == 0 && running_ != 0) {
         ++idle_;
-        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !mine.empty() || (running_ == 0 && queued_ == 0); });
+        cv_.wait(lock, [&] { return failed_ || live_ == 0 || queued_ != 0 || running_ == 0; });
         --idle_;
       }
       if (failed_ || live_ == 0) return;
-      if (mine.empty()) {
+      if (queued_ == 0) {
         // Nothing runs and nothing can: every live rank waits for a collective never completed.
         collectives_.release_all();
         collectives_.take_woken(woken);
@@ -79,8 +80,20 @@ class Scheduler {
         if (idle_) cv_.notify_all();
         continue;
       }
-      const uint32_t i = mine.front();
-      mine.pop_front();
+      // Its own ranks first (their state is in this core's caches); with none left, the last
+      // queued rank of the longest other queue, so that a thread the OS took the core from
+      // does not hold every other thread at the next collective.
+      uint32_t i;
+      if (!mine.empty()) {
+        i = mine.front();
+        mine.pop_front();
+      } else {
+        std::deque<uint32_t>* longest = nullptr;
+        for (std::deque<uint32_t>& q : queues_)
+          if (!longest || q.size() > longest->size()) longest = &q;
+        i = longest->back();
+        longest->pop_back();
+      }
       --queued_;
       state_[i] = State::Running;
       ++running_;
@@ -104,9 +117,9 @@ class Scheduler {
         state_[i] = State::Waiting;
         if (woken_while_running_.erase(i)) enqueue(i);
       }
-      const bool others_had_work = wake(woken);
-      // Sleeping threads wake only for their work, the end, or a possible standstill.
-      if (idle_ && (others_had_work || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
+      const bool queued_any = wake(woken);
+      // Sleeping threads wake only for work, the end, or a possible standstill.
+      if (idle_ && (queued_any || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
     }
   }
 
@@ -125,7 +138,7 @@ class Scheduler {
     queues_[i % queues_.size()].push_back(i);
     ++queued_;
   }
-  // Queues the ranks whose wait ended; true if any went to another thread's queue.
+  // Queues the ranks whose wait ended; true if any was queued.
   bool wake(const std::vector<uint32_t>& ranks) {
     bool any = false;
     for (uint32_t i : ranks) {
