@@ -4,6 +4,7 @@
 // mode numbers the timelines of all ranks together and carries every rank in every clock.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -66,14 +67,15 @@ class VectorClock {
   std::unique_ptr<ClockValue[]> heap_;  // only when capacity_ > kInline
 };
 
-// Hands out timeline numbers; shared by every rank of one analysis.
+// Hands out timeline numbers; shared by every rank of one analysis in the dense mode, where
+// ranks on several threads create streams at once (hence atomic).
 class TimelineRegistry {
  public:
-  TimelineId add() { return next_++; }
-  TimelineId count() const { return next_; }
+  TimelineId add() { return next_.fetch_add(1, std::memory_order_relaxed); }
+  TimelineId count() const { return next_.load(std::memory_order_relaxed); }
 
  private:
-  TimelineId next_ = 0;
+  std::atomic<TimelineId> next_{0};
 };
 
 }  // namespace streamhaz::analysis
