@@ -66,6 +66,7 @@ void RankEngine::prune_receipts(TimelineId t) {
     live.push_back(s.legacy_pending.get(t));
   }
   for (const auto& [tid, h] : hosts_) live.push_back(h.clock.get(t));
+  for (const EventState& ev : events_by_id_) live.push_back(ev.clock.get(t));
   for (const auto& [id, ev] : events_) live.push_back(ev.clock.get(t));
   for (const auto& [id, c] : replay_events_) live.push_back(c.get(t));
   receipts_.prune(t, live);
@@ -112,7 +113,11 @@ uint32_t RankEngine::slot_of_any(trace::StreamId id) {
   return new_slot(id, 0, id == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u, true);
 }
 
-RankEngine::EventState& RankEngine::event(trace::EventId id) { return events_[id]; }
+RankEngine::EventState& RankEngine::event(trace::EventId id) {
+  if (id >= kDirectEventIds) return events_[id];
+  if (id >= events_by_id_.size()) events_by_id_.resize(id + 1);
+  return events_by_id_[id];
+}
 
 void RankEngine::sync_with_host(StreamState& s) {
   if (replaying_) return;  // graph work was issued at its launch, already joined there

@@ -218,7 +218,11 @@ class RankEngine {
   std::vector<StreamState> streams_;
   std::vector<uint32_t> slot_by_id_;  // stream id (< kDirectStreamIds) -> slot + 1, 0: not seen
   std::unordered_map<trace::StreamId, uint32_t> slot_by_large_id_;  // the other ids -> slot + 1
-  std::unordered_map<trace::EventId, EventState> events_;
+  // Events likewise: the tracer numbers them densely from 0, so small ids index a vector (one
+  // cache line per event with its clock inline, where a hash map costs a bucket and a node).
+  static constexpr trace::EventId kDirectEventIds = 1u << 14;
+  std::vector<EventState> events_by_id_;
+  std::unordered_map<trace::EventId, EventState> events_;  // the other ids
   std::map<uint64_t, HostTimeline> hosts_;  // by host thread (one entry unless strict)
   HostTimeline* host_ = nullptr;
   Receipts receipts_;  // where cross-rank order entered this rank (projected clocks)
