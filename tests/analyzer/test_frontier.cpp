@@ -126,3 +126,36 @@ TEST_CASE("collective matcher: many calls in flight, completed out of order, rec
   CHECK(m.post(0, all_reduce(0, 2, 3), clock_of({1}), {}));
   CHECK(m.irregular());
 }
+
+TEST_CASE("replicated matcher: frontiers no rank holds are reported and forgotten", "[cross-rank][matcher][sharded]") {
+  CollectiveMatcher m(CollectiveMatcher::Clocks::Projected, /*replicated=*/true);
+  CHECK(m.post(0, all_reduce(0, 2, 1), clock_of({1}), {}));
+  CHECK(m.post(1, all_reduce(1, 2, 1), clock_of({0, 2}), {}));
+  for (const PostRecord& p : m.take_outbox()) m.apply(p);  // every process applies every post
+  VectorClock c0, c1;
+  FrontierRef k0 = m.take({77, 1}, 0, 0, {}, c0);
+  FrontierRef k1 = m.take({77, 1}, 1, 1, {}, c1);
+  REQUIRE(k0);
+  CHECK(k0 == k1);
+  CHECK(m.frontiers_kept() == 1);
+  CHECK(m.unused_frontiers().empty());  // the ranks' receipts hold it
+
+  // The next call names it as known: the posts keep it alive until they resolve.
+  std::vector<FrontierRef> known{k0};
+  CHECK(m.post(0, all_reduce(0, 2, 2), clock_of({3}), known));
+  CHECK(m.post(1, all_reduce(1, 2, 2), clock_of({0, 4}), known));
+  for (const PostRecord& p : m.take_outbox()) m.apply(p);
+  FrontierRef n0 = m.take({77, 2}, 0, 0, known, c0);
+  FrontierRef n1 = m.take({77, 2}, 1, 1, known, c1);
+  REQUIRE(n0);
+  CHECK(n0->covers(k0->id()));
+  const uint64_t old_id = k0->id();
+  k0.reset();
+  k1.reset();
+  CHECK(m.unused_frontiers().empty());  // `known` still holds it
+  known.clear();
+  CHECK(m.unused_frontiers() == std::vector<uint64_t>{old_id});
+  m.forget_frontiers({old_id});
+  CHECK(m.frontiers_kept() == 1);
+  CHECK(m.unused_frontiers().empty());
+}

@@ -64,15 +64,29 @@ std::vector<PostRecord> CollectiveMatcher::take_outbox() {
   return out;
 }
 
-void CollectiveMatcher::apply(const PostRecord& r) {
+void CollectiveMatcher::apply(const PostRecord& r, bool local) {
   std::lock_guard lock(mutex_);
   std::vector<FrontierRef> known;
   for (uint64_t id : r.known) {
     auto it = by_id_.find(id);
     if (it != by_id_.end()) known.push_back(it->second);
   }
-  const bool must_wait = post_locked(r.index, r.call, r.start, known);
+  const bool must_wait = post_locked(r.index, r.call, r.start, known, local);
   (void)must_wait;
+}
+
+std::vector<uint64_t> CollectiveMatcher::unused_frontiers() const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, f] : by_id_)
+    if (f.use_count() == 1) ids.push_back(id);  // held by by_id_ alone
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+void CollectiveMatcher::forget_frontiers(const std::vector<uint64_t>& ids) {
+  std::lock_guard lock(mutex_);
+  for (uint64_t id : ids) by_id_.erase(id);
 }
 
 FrontierRef CollectiveMatcher::build() {
@@ -101,7 +115,7 @@ CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(const Collective
 }
 
 bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                                    std::span<const FrontierRef> known) {
+                                    std::span<const FrontierRef> known, bool taken_here) {
   const CollectiveKey key{n.comm, n.comm_seq};
   auto it = pending_.find(key);
   if (it == pending_.end()) {
@@ -127,7 +141,7 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     p.comm_ranks_seen[n.rank] = true;
   }
   ++p.posted;
-  ++p.waiting;
+  if (taken_here) ++p.waiting;
   if (p.posted > p.nranks) {
     irregular_ = true;
     if (!p.mismatch && !p.resolved) {

@@ -78,7 +78,16 @@ class CollectiveMatcher {
 
   // Replicated matchers: this process's posts since the last call, and applying any process's.
   std::vector<PostRecord> take_outbox();
-  void apply(const PostRecord& post);
+  // `local`: posted by a rank of this process, which will take the call's result here (a call
+  // is forgotten once every post that will be taken here was).
+  void apply(const PostRecord& post, bool local = true);
+  // Replicated matchers keep every frontier by id for the posts of other processes. A frontier
+  // no rank of this process holds any more (sorted ids) can never be named by a post from
+  // here again; once every process reports it so, in the same round, every copy forgets it
+  // (forget_frontiers with the ids all processes reported), which keeps the copies equal.
+  std::vector<uint64_t> unused_frontiers() const;
+  void forget_frontiers(const std::vector<uint64_t>& ids);
+  size_t frontiers_kept() const { return by_id_.size(); }
 
   uint64_t partial() const { return partial_; }        // collectives not every rank reached
   uint64_t mismatched() const { return mismatched_; }  // same key, different call
@@ -108,7 +117,7 @@ class CollectiveMatcher {
     std::vector<uint32_t> waiters;
     std::vector<uint32_t> refused;  // posted a different call after the outcome was fixed
     uint32_t posted = 0;
-    uint32_t waiting = 0;  // posted and not yet taken
+    uint32_t waiting = 0;  // posted (by a rank that takes here) and not yet taken
     bool released = false;
     bool mismatch = false;
     bool resolved = false;  // the results below are final
@@ -131,7 +140,7 @@ class CollectiveMatcher {
     bool fresh = true;  // nothing completed yet
   };
   bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                   std::span<const FrontierRef> known);
+                   std::span<const FrontierRef> known, bool taken_here = true);
   PendingMap::iterator open(const CollectiveKey& key, const trace::Nccl& n);
   void resolve(Pending& p);
   const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
