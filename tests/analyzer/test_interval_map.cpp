@@ -70,3 +70,35 @@ TEST_CASE("interval map: visit clips to the asked range", "[shadow]") {
   CHECK(seen == std::vector<std::tuple<uint64_t, uint64_t, int>>{{40, 60, 4}});
   CHECK(m.size() == 1);  // visiting does not split
 }
+
+TEST_CASE("interval map: nodes from its own pool, reused after erasing; copies are independent", "[shadow]") {
+  Map m;
+  for (uint64_t i = 0; i < 600; ++i) set(m, 10 * i, 10 * i + 5, int(i % 7) + 1);  // past several blocks
+  CHECK(m.size() == 600);
+  m.erase(0, 3000);
+  CHECK(m.size() == 300);
+  for (uint64_t i = 0; i < 300; ++i) set(m, 10 * i, 10 * i + 5, 9);  // from the freed nodes
+  CHECK(m.size() == 600);
+
+  Map copy = m;
+  set(copy, 0, 6000, 4);
+  CHECK(dump(copy) == std::vector<std::tuple<uint64_t, uint64_t, int>>{{0, 6000, 4}});
+  CHECK(m.size() == 600);
+  CHECK(std::get<2>(dump(m).front()) == 9);
+  m = copy;
+  copy.erase(0, 6000);
+  CHECK(dump(m) == std::vector<std::tuple<uint64_t, uint64_t, int>>{{0, 6000, 4}});
+  CHECK(copy.size() == 0);
+}
+
+TEST_CASE("node pool: one slot size from the pool, larger requests from the heap", "[shadow]") {
+  NodePool pool;
+  void* a = pool.allocate(40);
+  void* b = pool.allocate(40);
+  CHECK(a != b);
+  pool.deallocate(a, 40);
+  CHECK(pool.allocate(40) == a);  // the freed slot first
+  void* big = pool.allocate(4096);
+  pool.deallocate(big, 4096);
+  pool.deallocate(b, 40);
+}

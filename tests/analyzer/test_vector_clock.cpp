@@ -42,3 +42,38 @@ TEST_CASE("timeline registry numbers timelines densely", "[clock]") {
   CHECK(r.add() == 1);
   CHECK(r.count() == 2);
 }
+
+TEST_CASE("vector clock: components past the inline ones move to the heap and back", "[clock]") {
+  constexpr TimelineId kLong = VectorClock::kInline * 4 + 3;
+  VectorClock small, big;
+  small.set(1, 7);
+  for (TimelineId t = 0; t < kLong; ++t) big.set(t, t + 1);
+  CHECK(big.size() == kLong);
+  CHECK(big.get(kLong - 1) == kLong);
+
+  VectorClock copy = big;  // heap to a fresh clock
+  CHECK(copy == big);
+  copy = small;  // a heap clock takes an inline one: only the first components count
+  CHECK(copy == small);
+  CHECK(copy.get(kLong - 1) == 0);
+  small = big;  // an inline clock takes a heap one
+  CHECK(small == big);
+
+  VectorClock moved = std::move(big);
+  CHECK(moved.get(kLong - 1) == kLong);
+  CHECK(big.size() == 0);  // NOLINT(bugprone-use-after-move): a moved-from clock is empty
+  big.tick(2);
+  CHECK(big.get(2) == 1);
+
+  // Joining grows an inline clock past its inline room; clearing keeps no stale values.
+  VectorClock j;
+  j.set(0, 1);
+  CHECK(j.join(moved));
+  CHECK(j == moved);
+  j.clear();
+  CHECK(j.size() == 0);
+  j.tick(VectorClock::kInline + 1);
+  CHECK(j.get(0) == 0);
+  CHECK(j.get(VectorClock::kInline) == 0);
+  CHECK(j.get(VectorClock::kInline + 1) == 1);
+}

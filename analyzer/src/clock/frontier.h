@@ -3,7 +3,8 @@
 // that leaves a rank through a collective and comes back through another is carried by
 // frontiers instead of by every rank's components. A frontier maps a rank to the clock (over
 // that rank's timelines) of the latest of its collective starts it covers, so a receiver
-// reads its own entry in O(log ranks) and never touches the others'. Frontiers are immutable
+// reads its own entry in O(1) when the frontier spans ranks 0..n-1 (an all-reduce over every
+// rank) and O(log ranks) otherwise, and never touches the others'. Frontiers are immutable
 // and shared: every receiver of an all-reduce holds the same one.
 #pragma once
 
@@ -21,19 +22,25 @@ class Frontier {
   uint64_t id() const { return id_; }
   // This rank's timelines as this frontier knows them (size 0: nothing of that rank).
   std::pair<const ClockValue*, size_t> of(uint32_t rank) const;
-  size_t ranks() const { return entries_.size(); }
+  size_t ranks() const { return ranks_; }
   // Was frontier `id` merged into this one (so that this one covers it)?
   bool covers(uint64_t id) const;
 
  private:
   friend class FrontierBuilder;
-  struct Entry {
-    uint32_t rank, offset, size;
-  };
+  // One allocation of 32-bit words per frontier (it is made once per collective):
+  // [rank of each entry][ranks_ + 1 offsets into the values][values][inputs as hi, lo pairs].
+  const uint32_t* rank_of() const { return words_.get(); }
+  const uint32_t* offsets() const { return words_.get() + ranks_; }
+  const ClockValue* values() const { return words_.get() + 2 * ranks_ + 1; }
+  const uint32_t* inputs() const { return values() + offsets()[ranks_]; }
+  uint64_t input(size_t i) const { return (uint64_t(inputs()[2 * i]) << 32) | inputs()[2 * i + 1]; }
+
   uint64_t id_ = 0;
-  std::vector<Entry> entries_;  // by rank
-  std::vector<ClockValue> values_;
-  std::vector<uint64_t> inputs_;  // sorted ids of the frontiers merged in (direct inputs only)
+  uint32_t ranks_ = 0;
+  uint32_t inputs_ = 0;  // sorted ids of the frontiers merged in (direct inputs only)
+  bool dense_ranks_ = false;  // entry i is rank i
+  std::unique_ptr<uint32_t[]> words_;
 };
 using FrontierRef = std::shared_ptr<const Frontier>;
 
@@ -44,12 +51,12 @@ void drop_covered(std::vector<FrontierRef>& set);
 class FrontierBuilder {
  public:
   void start(size_t ranks);
-  void add(uint32_t rank, const VectorClock& clock);
+  void add(uint32_t rank, const ClockValue* v, size_t n);
+  void add(uint32_t rank, const VectorClock& clock) { add(rank, clock.data(), clock.size()); }
   void add(const FrontierRef& f);  // also noted as an input
   FrontierRef build();
 
  private:
-  void add(uint32_t rank, const ClockValue* v, size_t n);
   std::vector<std::vector<ClockValue>> acc_;
   std::vector<uint32_t> touched_;
   std::vector<uint64_t> inputs_;

@@ -10,31 +10,44 @@ void Receipts::add(TimelineId timeline, ClockValue value, FrontierRef knowledge)
   by_timeline_[timeline].at.emplace_back(value, std::move(knowledge));  // ticks only grow
 }
 
-std::vector<FrontierRef> Receipts::known(const VectorClock& clock) const {
-  std::vector<FrontierRef> out;
+void Receipts::known(const VectorClock& clock, std::vector<FrontierRef>& out) const {
+  const size_t first = out.size();
   for (TimelineId t = 0; t < by_timeline_.size(); ++t) {
     const auto& at = by_timeline_[t].at;
     if (at.empty()) continue;
     const ClockValue c = clock.get(t);
+    if (at.back().first <= c) {  // the usual case: the clock knows the timeline's latest receipt
+      out.push_back(at.back().second);
+      continue;
+    }
     auto it = std::upper_bound(at.begin(), at.end(), c,
                                [](ClockValue v, const std::pair<ClockValue, FrontierRef>& e) { return v < e.first; });
     if (it == at.begin()) continue;
     out.push_back(std::prev(it)->second);
   }
-  if (out.size() > 1) drop_covered(out);
-  return out;
+  if (out.size() - first > 1) {
+    if (first == 0) {
+      drop_covered(out);
+    } else {
+      std::vector<FrontierRef> mine(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+      drop_covered(mine);
+      out.resize(first);
+      out.insert(out.end(), mine.begin(), mine.end());
+    }
+  }
 }
 
 bool Receipts::wants_pruning(TimelineId timeline) const {
   return timeline < by_timeline_.size() && by_timeline_[timeline].at.size() >= by_timeline_[timeline].prune_at;
 }
 
-void Receipts::prune(TimelineId timeline, std::vector<ClockValue> live) {
+void Receipts::prune(TimelineId timeline, std::vector<ClockValue>& live) {
   if (timeline >= by_timeline_.size()) return;
   Table& table = by_timeline_[timeline];
   std::sort(live.begin(), live.end());
   live.erase(std::unique(live.begin(), live.end()), live.end());
-  std::vector<std::pair<ClockValue, FrontierRef>> kept;
+  std::vector<std::pair<ClockValue, FrontierRef>>& kept = kept_;
+  kept.clear();
   size_t i = 0;
   for (ClockValue v : live) {
     // The latest receipt at or below v: what a clock with value v looks up.
@@ -42,7 +55,8 @@ void Receipts::prune(TimelineId timeline, std::vector<ClockValue> live) {
     if (i == 0) continue;
     if (kept.empty() || kept.back().first != table.at[i - 1].first) kept.push_back(table.at[i - 1]);
   }
-  table.at = std::move(kept);
+  table.at.swap(kept);
+  kept.clear();  // the frontiers no clock can look up are released here
   table.prune_at = std::max<size_t>(16, 2 * table.at.size());
 }
 

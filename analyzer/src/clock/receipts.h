@@ -17,13 +17,20 @@ class Receipts {
  public:
   // Receipt at `value` of `timeline` (the stream's tick right after it joined the collective).
   void add(TimelineId timeline, ClockValue value, FrontierRef knowledge);
-  // The frontiers `clock` knows: one per timeline at most, those covered by another dropped.
-  std::vector<FrontierRef> known(const VectorClock& clock) const;
+  // Appends to `out` the frontiers `clock` knows: one per timeline at most, those covered by
+  // another dropped.
+  void known(const VectorClock& clock, std::vector<FrontierRef>& out) const;
+  std::vector<FrontierRef> known(const VectorClock& clock) const {
+    std::vector<FrontierRef> out;
+    known(clock, out);
+    return out;
+  }
   // Receipts on `timeline` since its last pruning: the engine prunes when this grows.
   bool wants_pruning(TimelineId timeline) const;
   // Keeps, on `timeline`, only the latest receipt at or below each value in `live` (the
   // timeline's component in every clock the rank still holds); releases the other frontiers.
-  void prune(TimelineId timeline, std::vector<ClockValue> live);
+  // `live` is sorted in place.
+  void prune(TimelineId timeline, std::vector<ClockValue>& live);
   bool empty() const { return by_timeline_.empty(); }
   size_t timelines() const { return by_timeline_.size(); }
 
@@ -32,6 +39,7 @@ class Receipts {
     std::vector<std::pair<ClockValue, FrontierRef>> at;  // by value
     size_t prune_at = 16;
   };
+  std::vector<std::pair<ClockValue, FrontierRef>> kept_;  // prune's scratch
   std::vector<Table> by_timeline_;
 };
 

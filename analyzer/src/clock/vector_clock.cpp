@@ -4,24 +4,56 @@
 
 namespace streamhaz::analysis {
 
+VectorClock& VectorClock::operator=(VectorClock&& o) noexcept {
+  if (this == &o) return *this;
+  if (o.heap_) {  // take the heap array
+    heap_ = std::move(o.heap_);
+    capacity_ = o.capacity_;
+    size_ = o.size_;
+  } else {
+    heap_.reset();
+    capacity_ = kInline;
+    size_ = o.size_;
+    std::copy(o.inline_, o.inline_ + o.size_, inline_);
+  }
+  o.size_ = 0;
+  o.capacity_ = kInline;
+  return *this;
+}
+
+void VectorClock::assign(const ClockValue* v, uint32_t n) {
+  if (n > capacity_) {
+    heap_ = std::make_unique_for_overwrite<ClockValue[]>(n);
+    capacity_ = n;
+  }
+  std::copy(v, v + n, mutable_data());
+  size_ = n;
+}
+
+void VectorClock::grow(size_t n) {
+  if (n > capacity_) {
+    const size_t capacity = std::max<size_t>(n, 2 * size_t(capacity_));
+    auto bigger = std::make_unique_for_overwrite<ClockValue[]>(capacity);
+    std::copy(data(), data() + size_, bigger.get());
+    heap_ = std::move(bigger);
+    capacity_ = static_cast<uint32_t>(capacity);
+  }
+  std::fill(mutable_data() + size_, mutable_data() + n, 0);
+  size_ = static_cast<uint32_t>(n);
+}
+
 void VectorClock::set(TimelineId t, ClockValue c) {
-  if (t >= v_.size()) v_.resize(t + 1, 0);
-  v_[t] = c;
+  if (t >= size_) grow(t + 1);
+  mutable_data()[t] = c;
 }
-
-Epoch VectorClock::tick(TimelineId own) {
-  if (own >= v_.size()) v_.resize(own + 1, 0);
-  return Epoch{own, ++v_[own]};
-}
-
-bool VectorClock::join(const VectorClock& other) { return join(other.v_.data(), other.v_.size()); }
 
 bool VectorClock::join(const ClockValue* v, size_t n) {
-  if (n > v_.size()) v_.resize(n, 0);
+  if (n > size_) grow(n);
+  ClockValue* mine = mutable_data();
   bool grew = false;
   for (size_t i = 0; i < n; ++i) {
-    if (v[i] > v_[i]) {
-      v_[i] = v[i];
+    if (v[i] > mine[i]) {
+      mine[i] = v[i];
       grew = true;
     }
   }
@@ -29,7 +61,7 @@ bool VectorClock::join(const ClockValue* v, size_t n) {
 }
 
 bool VectorClock::operator==(const VectorClock& o) const {
-  const size_t n = std::max(v_.size(), o.v_.size());
+  const size_t n = std::max(size_, o.size_);
   for (size_t i = 0; i < n; ++i)
     if (get(static_cast<TimelineId>(i)) != o.get(static_cast<TimelineId>(i))) return false;
   return true;

@@ -4,8 +4,10 @@
 // mode numbers the timelines of all ranks together and carries every rank in every clock.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace streamhaz::analysis {
@@ -20,33 +22,60 @@ struct Epoch {
   bool operator==(const Epoch&) const = default;
 };
 
+// A rank's clocks span its own few timelines (its streams and host timelines), so up to
+// kInline components live inside the clock itself: a stream's or an event's clock is read
+// without following a pointer (with a thousand ranks in turn, most such pointers miss the
+// cache) and copied without allocating. Longer clocks (the dense mode) move to the heap.
 class VectorClock {
  public:
-  ClockValue get(TimelineId t) const { return t < v_.size() ? v_[t] : 0; }
+  static constexpr uint32_t kInline = 8;
+
+  VectorClock() = default;
+  VectorClock(const VectorClock& o) { assign(o.data(), o.size_); }
+  VectorClock& operator=(const VectorClock& o) {
+    if (this != &o) assign(o.data(), o.size_);
+    return *this;
+  }
+  VectorClock(VectorClock&& o) noexcept { *this = std::move(o); }
+  VectorClock& operator=(VectorClock&& o) noexcept;
+
+  ClockValue get(TimelineId t) const { return t < size_ ? data()[t] : 0; }
   void set(TimelineId t, ClockValue c);
-  // Advances this clock's own timeline and returns the new epoch.
-  Epoch tick(TimelineId own);
+  void clear() { size_ = 0; }  // back to the empty clock, capacity kept
+  // Advances this clock's own timeline and returns the new epoch (inline: once per operation).
+  Epoch tick(TimelineId own) {
+    if (own >= size_) grow(own + 1);
+    return Epoch{own, ++mutable_data()[own]};
+  }
   // Pointwise maximum; returns whether anything grew.
-  bool join(const VectorClock& other);
+  bool join(const VectorClock& other) { return join(other.data(), other.size_); }
   bool join(const ClockValue* v, size_t n);
   // Does the operation at `e` happen before (or is it) the point this clock describes?
   bool covers(Epoch e) const { return e.clock <= get(e.timeline); }
-  size_t size() const { return v_.size(); }
-  const ClockValue* data() const { return v_.data(); }
+  size_t size() const { return size_; }
+  const ClockValue* data() const { return heap_ ? heap_.get() : inline_; }
   bool operator==(const VectorClock& o) const;
 
  private:
-  std::vector<ClockValue> v_;
+  ClockValue* mutable_data() { return heap_ ? heap_.get() : inline_; }
+  void assign(const ClockValue* v, uint32_t n);
+  void grow(size_t n);  // to n components, the new ones 0
+
+  uint32_t size_ = 0;
+  uint32_t capacity_ = kInline;
+  ClockValue inline_[kInline] = {};
+  std::unique_ptr<ClockValue[]> heap_;  // only when capacity_ > kInline
 };
 
-// Hands out timeline numbers; shared by every rank of one analysis.
+// Hands out timeline numbers; shared by every rank of one analysis in the dense mode, where
+// ranks on several threads create streams at once (hence atomic).
 class TimelineRegistry {
  public:
-  TimelineId add() { return next_++; }
-  TimelineId count() const { return next_; }
+  TimelineId add() { return next_.fetch_add(1, std::memory_order_relaxed); }
+  TimelineId count() const { return next_.load(std::memory_order_relaxed); }
 
  private:
-  TimelineId next_ = 0;
+  std::atomic<TimelineId> next_{0};
 };
 
 }  // namespace streamhaz::analysis

@@ -7,15 +7,46 @@ namespace {
 using K = trace::NcclKind;
 bool rooted(K k) { return k == K::Broadcast || k == K::Scatter || k == K::Reduce || k == K::Gather; }
 bool from_root_only(K k) { return k == K::Broadcast || k == K::Scatter; }
+constexpr size_t kSparePending = 16;
 }  // namespace
 
-bool CollectiveMatcher::completed_before(const CollectiveKey& k) const {
-  auto it = done_.find(k.first);
-  return it != done_.end() && (k.second < it->second.below || it->second.above.count(k.second));
+void CollectiveMatcher::Pending::reset(const trace::Nccl& n) {
+  kind = n.kind;
+  count = n.count;
+  nranks = n.nranks;
+  root = n.peer;
+  posts.clear();
+  starts.clear();
+  knowns.clear();
+  comm_ranks_seen.clear();
+  waiters.clear();
+  refused.clear();
+  posted = waiting = 0;
+  released = mismatch = resolved = false;
+  joined.clear();
+  root_start.clear();
+  all.reset();
+  root_frontier.reset();
+  merged.clear();
+}
+
+CollectiveMatcher::Done& CollectiveMatcher::done_of(uint64_t comm) {
+  if (!last_done_ || last_done_comm_ != comm) {
+    last_done_ = &done_[comm];  // unordered_map elements stay put when it grows
+    last_done_comm_ = comm;
+  }
+  return *last_done_;
+}
+
+bool CollectiveMatcher::completed_before(const CollectiveKey& k) {
+  if (done_.empty()) return false;
+  if (!(last_done_ && last_done_comm_ == k.first) && !done_.count(k.first)) return false;
+  const Done& d = done_of(k.first);
+  return k.second < d.below || d.above.count(k.second);
 }
 
 bool CollectiveMatcher::post(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                             const std::vector<FrontierRef>& known) {
+                             std::span<const FrontierRef> known) {
   std::lock_guard lock(mutex_);
   if (replicated_) {  // applied by every process at the end of the round (apply)
     PostRecord r{index, n, start, {}};
@@ -33,15 +64,29 @@ std::vector<PostRecord> CollectiveMatcher::take_outbox() {
   return out;
 }
 
-void CollectiveMatcher::apply(const PostRecord& r) {
+void CollectiveMatcher::apply(const PostRecord& r, bool local) {
   std::lock_guard lock(mutex_);
   std::vector<FrontierRef> known;
   for (uint64_t id : r.known) {
     auto it = by_id_.find(id);
     if (it != by_id_.end()) known.push_back(it->second);
   }
-  const bool must_wait = post_locked(r.index, r.call, r.start, known);
+  const bool must_wait = post_locked(r.index, r.call, r.start, known, local);
   (void)must_wait;
+}
+
+std::vector<uint64_t> CollectiveMatcher::unused_frontiers() const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, f] : by_id_)
+    if (f.use_count() == 1) ids.push_back(id);  // held by by_id_ alone
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+void CollectiveMatcher::forget_frontiers(const std::vector<uint64_t>& ids) {
+  std::lock_guard lock(mutex_);
+  for (uint64_t id : ids) by_id_.erase(id);
 }
 
 FrontierRef CollectiveMatcher::build() {
@@ -50,19 +95,31 @@ FrontierRef CollectiveMatcher::build() {
   return f;
 }
 
+// The pending entry of a call no rank has posted yet: a recycled map node when there is one.
+CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(const CollectiveKey& key, const trace::Nccl& n) {
+  if (completed_before(key)) irregular_ = true;
+  PendingMap::node_type node;
+  if (!spare_.empty()) {
+    node = std::move(spare_.back());
+    spare_.pop_back();
+    node.key() = key;
+  } else {
+    PendingMap scratch;
+    scratch.try_emplace(key);
+    node = scratch.extract(scratch.begin());
+  }
+  Pending& p = node.mapped();
+  p.reset(n);
+  if (projected()) p.posts.reserve(std::min<uint32_t>(n.nranks, 1u << 16));
+  return pending_.insert(std::move(node)).position;
+}
+
 bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                                    const std::vector<FrontierRef>& known) {
+                                    std::span<const FrontierRef> known, bool taken_here) {
   const CollectiveKey key{n.comm, n.comm_seq};
   auto it = pending_.find(key);
   if (it == pending_.end()) {
-    if (completed_before(key)) irregular_ = true;
-    Pending fresh;
-    fresh.kind = n.kind;
-    fresh.count = n.count;
-    fresh.nranks = n.nranks;
-    fresh.root = n.peer;
-    if (projected()) fresh.posts.reserve(std::min<uint32_t>(n.nranks, 1u << 16));
-    it = pending_.emplace(key, std::move(fresh)).first;
+    it = open(key, n);
   } else {
     Pending& p = it->second;
     const bool differs = p.kind != n.kind || p.count != n.count || p.nranks != n.nranks ||
@@ -84,7 +141,7 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     p.comm_ranks_seen[n.rank] = true;
   }
   ++p.posted;
-  ++p.waiting;
+  if (taken_here) ++p.waiting;
   if (p.posted > p.nranks) {
     irregular_ = true;
     if (!p.mismatch && !p.resolved) {
@@ -100,7 +157,14 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     } else if (replicated_ || !from_root_only(p.kind) || is_root) {
       // Replicated: every receiver's post is kept, to make its knowledge frontier here too.
       const bool sender = !from_root_only(p.kind) || is_root;
-      p.posts.push_back(Post{index, n.rank, sender ? start : VectorClock{}, known, sender});
+      Post post{index, n.rank, static_cast<uint32_t>(p.starts.size()), 0, static_cast<uint32_t>(p.knowns.size()),
+                static_cast<uint32_t>(known.size()), sender};
+      if (sender) {
+        p.starts.insert(p.starts.end(), start.data(), start.data() + start.size());
+        post.start_size = static_cast<uint32_t>(start.size());
+      }
+      p.knowns.insert(p.knowns.end(), known.begin(), known.end());
+      p.posts.push_back(post);
     }
   }
   const bool must_wait = !(p.released || p.posted >= p.nranks);
@@ -119,20 +183,22 @@ void CollectiveMatcher::resolve(Pending& p) {
   p.waiters.clear();
   if (!projected() || p.mismatch) {
     p.posts.clear();
+    p.knowns.clear();
     return;
   }
   // Every sender usually knows the same few frontiers: merge each once.
-  std::vector<FrontierRef> inputs;  // a handful: a linear search beats a hash set
+  inputs_.clear();  // a handful: a linear search beats a hash set
   for (const Post& post : p.posts)
     if (post.sender)
-      for (const FrontierRef& f : post.known)
-        if (std::none_of(inputs.begin(), inputs.end(), [&](const FrontierRef& g) { return g == f; }))
-          inputs.push_back(f);
-  if (inputs.size() > 1 && inputs.size() <= 64) drop_covered(inputs);
+      for (const FrontierRef& f : p.known_of(post))
+        if (std::none_of(inputs_.begin(), inputs_.end(), [&](const FrontierRef& g) { return g == f; }))
+          inputs_.push_back(f);
+  if (inputs_.size() > 1 && inputs_.size() <= 64) drop_covered(inputs_);
   builder_.start(0);
   for (const Post& post : p.posts)
-    if (post.sender) builder_.add(post.index, post.start);
-  for (const FrontierRef& f : inputs) builder_.add(f);
+    if (post.sender) builder_.add(post.index, p.starts.data() + post.start_at, post.start_size);
+  for (const FrontierRef& f : inputs_) builder_.add(f);
+  inputs_.clear();
   FrontierRef merged = build();
   if (from_root_only(p.kind)) p.root_frontier = std::move(merged);
   else p.all = std::move(merged);
@@ -140,9 +206,10 @@ void CollectiveMatcher::resolve(Pending& p) {
   // process builds the same frontiers in the same order (ids agree).
   if (replicated_)
     for (const Post& post : p.posts)
-      if (const FrontierRef* got = frontier_for(p, post.comm_rank); got && *got) knowledge_for(p, *got, post.known);
+      if (const FrontierRef* got = frontier_for(p, post.comm_rank); got && *got)
+        knowledge_for(p, *got, p.known_of(post));
   p.posts.clear();
-  p.posts.shrink_to_fit();
+  p.knowns.clear();  // releases the frontiers the posts knew
 }
 
 // The frontier the call of `comm_rank` receives, or null (it receives nothing).
@@ -165,11 +232,11 @@ bool CollectiveMatcher::ready(const CollectiveKey& k) const {
 
 // What a receiver's later collectives pass on: the frontier it got, plus what it knew at its
 // own start when the frontier does not already hold that (a broadcast's receivers).
-FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got, const std::vector<FrontierRef>& known) {
+FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got, std::span<const FrontierRef> known) {
+  if (std::all_of(known.begin(), known.end(), [&](const FrontierRef& f) { return got->covers(f->id()); })) return got;
   std::vector<uint64_t> ids;
   for (const FrontierRef& f : known)
     if (!got->covers(f->id())) ids.push_back(f->id());
-  if (ids.empty()) return got;
   std::sort(ids.begin(), ids.end());
   for (const auto& [key, f] : p.merged)
     if (key == ids) return f;
@@ -182,36 +249,36 @@ FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got,
   return f;
 }
 
-Receipt CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank,
-                                const std::vector<FrontierRef>& known) {
+FrontierRef CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank,
+                                    std::span<const FrontierRef> known, VectorClock& clock) {
   std::lock_guard lock(mutex_);
   auto it = pending_.find(k);
   if (it == pending_.end()) return {};
   Pending& p = it->second;
   if (!p.resolved) resolve(p);  // a rank that posts to a released collective
-  Receipt result;
+  FrontierRef knowledge;
   const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
   if (!p.mismatch && !refused) {
     const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
     if (!projected()) {
       switch (p.kind) {
         case K::Broadcast:
-        case K::Scatter: result.join = p.root_start; break;
+        case K::Scatter: clock.join(p.root_start); break;
         case K::Reduce:
         case K::Gather:
-          if (is_root) result.join = p.joined;
+          if (is_root) clock.join(p.joined);
           break;
-        default: result.join = p.joined; break;
+        default: clock.join(p.joined); break;
       }
     } else if (const FrontierRef* frontier = frontier_for(p, comm_rank); frontier && *frontier) {
       const auto [values, n] = (*frontier)->of(index);
-      result.join.join(values, n);
-      result.knowledge = knowledge_for(p, *frontier, known);
+      clock.join(values, n);
+      knowledge = knowledge_for(p, *frontier, known);
     }
   }
   if (p.waiting) --p.waiting;
   forget_if_done(it);
-  return result;
+  return knowledge;
 }
 
 void CollectiveMatcher::release_all() {
@@ -224,24 +291,33 @@ void CollectiveMatcher::release_all() {
   }
 }
 
-std::vector<uint32_t> CollectiveMatcher::take_woken() {
+void CollectiveMatcher::take_woken(std::vector<uint32_t>& out) {
+  out.clear();
   std::lock_guard lock(mutex_);
-  std::vector<uint32_t> out;
   out.swap(woken_);
-  return out;
 }
 
-void CollectiveMatcher::forget_if_done(std::map<CollectiveKey, Pending>::iterator it) {
+void CollectiveMatcher::forget_if_done(PendingMap::iterator it) {
   if (it->second.waiting != 0 || it->second.posted < it->second.nranks) return;
   const CollectiveKey key = it->first;
-  pending_.erase(it);
-  auto [d, fresh] = done_.try_emplace(key.first);
-  if (fresh) d->second.below = key.second;
-  if (key.second < d->second.below) return;
-  d->second.above.insert(key.second);
-  while (!d->second.above.empty() && *d->second.above.begin() == d->second.below) {
-    d->second.above.erase(d->second.above.begin());
-    ++d->second.below;
+  if (spare_.size() < kSparePending) {
+    PendingMap::node_type node = pending_.extract(it);
+    node.mapped().reset(trace::Nccl{});  // drops its frontiers now, keeps its capacity
+    spare_.push_back(std::move(node));
+  } else {
+    pending_.erase(it);
+  }
+  Done& d = done_of(key.first);
+  if (d.fresh) {  // the communicator's first completed call: where its numbering starts
+    d.fresh = false;
+    d.below = key.second;
+  }
+  if (key.second < d.below) return;
+  if (key.second == d.below) ++d.below;  // in order: the usual case, no set node
+  else d.above.insert(key.second);
+  while (!d.above.empty() && *d.above.begin() == d.below) {
+    d.above.erase(d.above.begin());
+    ++d.below;
   }
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,13 +34,6 @@ using CollectiveKey = std::pair<uint64_t, uint64_t>;  // communicator hash, sequ
 inline bool is_collective(const trace::Nccl& n) {
   return n.nranks > 1 && n.kind != trace::NcclKind::Send && n.kind != trace::NcclKind::Recv;
 }
-
-// What a receiving call's stream joins after the call: a clock (projected: over the
-// receiver's own timelines) and, projected, the frontier its later collectives pass on.
-struct Receipt {
-  VectorClock join;
-  FrontierRef knowledge;
-};
 
 // One rank's post as it travels between processes (replicated matchers, analyze_shard).
 struct PostRecord {
@@ -62,20 +56,38 @@ class CollectiveMatcher {
   // Posts the start of rank `index`'s call (`index`: the rank's place in the analysis):
   // its stream clock before the call and, projected, the frontiers that clock knows. True
   // when that rank must wait for the others.
-  bool post(uint32_t index, const trace::Nccl& n, const VectorClock& start, const std::vector<FrontierRef>& known);
+  bool post(uint32_t index, const trace::Nccl& n, const VectorClock& start, std::span<const FrontierRef> known);
   bool ready(const CollectiveKey& k) const;
-  // What the call of communicator rank `comm_rank` receives (empty when the ranks disagree
-  // about the call); `known` is what the rank posted.
-  Receipt take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank, const std::vector<FrontierRef>& known);
+  // Joins what the call of communicator rank `comm_rank` receives into `clock` (its stream's
+  // clock; nothing when the ranks disagree about the call) and returns, projected, the
+  // frontier its later collectives pass on (null: nothing received). `known` is what the
+  // rank posted.
+  FrontierRef take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank, std::span<const FrontierRef> known,
+                   VectorClock& clock);
   // No rank can move: ends every wait with the starts posted so far (fewer edges). What a
   // released collective gives is fixed then: ranks that post to it later add nothing to it.
   void release_all();
-  // Ranks whose wait ended since the last call (posted-to-completion or released).
-  std::vector<uint32_t> take_woken();
+  // Ranks whose wait ended since the last call (posted-to-completion or released), swapped
+  // into `out` (cleared first; both keep their capacity).
+  void take_woken(std::vector<uint32_t>& out);
+  std::vector<uint32_t> take_woken() {
+    std::vector<uint32_t> out;
+    take_woken(out);
+    return out;
+  }
 
   // Replicated matchers: this process's posts since the last call, and applying any process's.
   std::vector<PostRecord> take_outbox();
-  void apply(const PostRecord& post);
+  // `local`: posted by a rank of this process, which will take the call's result here (a call
+  // is forgotten once every post that will be taken here was).
+  void apply(const PostRecord& post, bool local = true);
+  // Replicated matchers keep every frontier by id for the posts of other processes. A frontier
+  // no rank of this process holds any more (sorted ids) can never be named by a post from
+  // here again; once every process reports it so, in the same round, every copy forgets it
+  // (forget_frontiers with the ids all processes reported), which keeps the copies equal.
+  std::vector<uint64_t> unused_frontiers() const;
+  void forget_frontiers(const std::vector<uint64_t>& ids);
+  size_t frontiers_kept() const { return by_id_.size(); }
 
   uint64_t partial() const { return partial_; }        // collectives not every rank reached
   uint64_t mismatched() const { return mismatched_; }  // same key, different call
@@ -84,11 +96,13 @@ class CollectiveMatcher {
   bool irregular() const { return irregular_; }
 
  private:
+  // A post's start clock and known frontiers live in its Pending's flat arrays, so that a
+  // recycled Pending keeps their capacity (no allocation per post).
   struct Post {
     uint32_t index;
     uint32_t comm_rank;
-    VectorClock start;
-    std::vector<FrontierRef> known;
+    uint32_t start_at, start_size;  // in Pending::starts
+    uint32_t known_at, known_size;  // in Pending::knowns
     bool sender;  // its start reaches the receivers (a broadcast's root; every rank otherwise)
   };
   struct Pending {
@@ -97,41 +111,58 @@ class CollectiveMatcher {
     uint32_t nranks;
     int32_t root;
     std::vector<Post> posts;  // until resolved
+    std::vector<ClockValue> starts;
+    std::vector<FrontierRef> knowns;
     std::vector<bool> comm_ranks_seen;
     std::vector<uint32_t> waiters;
     std::vector<uint32_t> refused;  // posted a different call after the outcome was fixed
     uint32_t posted = 0;
-    uint32_t waiting = 0;  // posted and not yet taken
+    uint32_t waiting = 0;  // posted (by a rank that takes here) and not yet taken
     bool released = false;
     bool mismatch = false;
     bool resolved = false;  // the results below are final
     VectorClock joined, root_start;        // dense
     FrontierRef all, root_frontier;        // projected
     std::vector<std::pair<std::vector<uint64_t>, FrontierRef>> merged;  // receiver knowledge ids -> frontier
+
+    // For a new call: every field as fresh, the vectors' capacity kept.
+    void reset(const trace::Nccl& n);
+    std::span<const FrontierRef> known_of(const Post& post) const {
+      return {knowns.data() + post.known_at, post.known_size};
+    }
+  };
+  using PendingMap = std::map<CollectiveKey, Pending>;
+  // Per communicator, sequence numbers already completed and forgotten: every one below
+  // `below`, and those in `above` (a repeated key is irregular input).
+  struct Done {
+    uint64_t below = 0;
+    std::set<uint64_t> above;
+    bool fresh = true;  // nothing completed yet
   };
   bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                   const std::vector<FrontierRef>& known);
+                   std::span<const FrontierRef> known, bool taken_here = true);
+  PendingMap::iterator open(const CollectiveKey& key, const trace::Nccl& n);
   void resolve(Pending& p);
   const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
   FrontierRef build();
-  FrontierRef knowledge_for(Pending& p, const FrontierRef& got, const std::vector<FrontierRef>& known);
-  void forget_if_done(std::map<CollectiveKey, Pending>::iterator it);
-  bool completed_before(const CollectiveKey& k) const;
+  FrontierRef knowledge_for(Pending& p, const FrontierRef& got, std::span<const FrontierRef> known);
+  void forget_if_done(PendingMap::iterator it);
+  bool completed_before(const CollectiveKey& k);
+  Done& done_of(uint64_t comm);
 
   Clocks clocks_;
   bool replicated_;
   std::vector<PostRecord> outbox_;
   std::unordered_map<uint64_t, FrontierRef> by_id_;  // replicated: every frontier built (kept)
   mutable std::mutex mutex_;
-  std::map<CollectiveKey, Pending> pending_;
-  // Per communicator, sequence numbers already completed and forgotten: every one below
-  // `below`, and those in `above` (a repeated key is irregular input).
-  struct Done {
-    uint64_t below = 0;
-    std::set<uint64_t> above;
-  };
+  PendingMap pending_;
+  // Completed collectives' map nodes, reused by the next ones (a handful: collectives in flight).
+  std::vector<PendingMap::node_type> spare_;
   std::unordered_map<uint64_t, Done> done_;
+  uint64_t last_done_comm_ = 0;  // most jobs use one or two communicators: skip the hash
+  Done* last_done_ = nullptr;
   std::vector<uint32_t> woken_;
+  std::vector<FrontierRef> inputs_;  // resolve's scratch
   FrontierBuilder builder_;
   uint64_t partial_ = 0;
   uint64_t mismatched_ = 0;

@@ -8,8 +8,7 @@
 
 namespace streamhaz::analysis {
 
-RankEngine::CapturedGraph* RankEngine::captured(const trace::Record& r, trace::StreamId id) {
-  if (replaying_) return nullptr;
+RankEngine::CapturedGraph* RankEngine::captured_open(const trace::Record& r, trace::StreamId id) {
   const StreamState& s = stream(id);
   if (!s.capturing) return nullptr;
   auto it = graphs_.find(s.capturing);
@@ -22,6 +21,7 @@ RankEngine::CapturedGraph* RankEngine::captured(const trace::Record& r, trace::S
 
 void RankEngine::on(const trace::CaptureBegin& r) {
   CapturedGraph& g = graphs_[r.graph];
+  if (!g.open) ++open_captures_;
   g = CapturedGraph{};
   g.open = true;
   g.streams.push_back(r.stream);
@@ -31,7 +31,10 @@ void RankEngine::on(const trace::CaptureBegin& r) {
 void RankEngine::on(const trace::CaptureEnd& r) {
   for (StreamState& s : streams_)
     if (s.capturing == r.graph) s.capturing = 0;
-  if (auto it = graphs_.find(r.graph); it != graphs_.end()) it->second.open = false;
+  if (auto it = graphs_.find(r.graph); it != graphs_.end() && it->second.open) {
+    it->second.open = false;
+    --open_captures_;
+  }
 }
 
 void RankEngine::on(const trace::GraphLaunch& r) {

@@ -41,34 +41,35 @@ void RankEngine::apply(const trace::Record& r) {
 void RankEngine::finish() { flush_pending(); }
 
 void RankEngine::resume() {
-  const Blocked b = std::move(*blocked_);
+  const Blocked b = *blocked_;
   blocked_.reset();
-  receive(b.key, b.slot, b.comm_rank, b.known);
+  receive(b.key, b.slot, b.comm_rank);
 }
 
-void RankEngine::receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank,
-                         const std::vector<FrontierRef>& known) {
-  Receipt got = collectives_.take(key, index_, comm_rank, known);
+void RankEngine::receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank) {
   StreamState& s = streams_[slot];
-  if (got.join.size()) s.clock.join(got.join);
-  if (!got.knowledge) return;
+  FrontierRef knowledge = collectives_.take(key, index_, comm_rank, posted_known_, s.clock);
+  posted_known_.clear();
+  if (!knowledge) return;
   // A tick of its own marks the receipt: a clock covers it iff it descends from the stream
   // after the join, so it knows the frontier noted here.
   const Epoch e = s.clock.tick(s.timeline);
-  receipts_.add(s.timeline, e.clock, std::move(got.knowledge));
+  receipts_.add(s.timeline, e.clock, std::move(knowledge));
   if (receipts_.wants_pruning(s.timeline)) prune_receipts(s.timeline);
 }
 
 void RankEngine::prune_receipts(TimelineId t) {
-  std::vector<ClockValue> live;
+  std::vector<ClockValue>& live = live_scratch_;
+  live.clear();
   for (const StreamState& s : streams_) {
     live.push_back(s.clock.get(t));
     live.push_back(s.legacy_pending.get(t));
   }
   for (const auto& [tid, h] : hosts_) live.push_back(h.clock.get(t));
+  for (const EventState& ev : events_by_id_) live.push_back(ev.clock.get(t));
   for (const auto& [id, ev] : events_) live.push_back(ev.clock.get(t));
   for (const auto& [id, c] : replay_events_) live.push_back(c.get(t));
-  receipts_.prune(t, std::move(live));
+  receipts_.prune(t, live);
 }
 
 // --- streams, events, host ---------------------------------------------------------------
@@ -101,7 +102,7 @@ RankEngine::StreamState* RankEngine::known_stream(trace::StreamId id) {
   return slot_plus_one ? &streams_[slot_plus_one - 1] : nullptr;
 }
 
-uint32_t RankEngine::slot_of(trace::StreamId id) {
+uint32_t RankEngine::slot_of_any(trace::StreamId id) {
   if (replaying_) {
     auto it = replaying_->branch.find(id);
     if (it != replaying_->branch.end()) return it->second;
@@ -112,7 +113,11 @@ uint32_t RankEngine::slot_of(trace::StreamId id) {
   return new_slot(id, 0, id == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u, true);
 }
 
-RankEngine::EventState& RankEngine::event(trace::EventId id) { return events_[id]; }
+RankEngine::EventState& RankEngine::event(trace::EventId id) {
+  if (id >= kDirectEventIds) return events_[id];
+  if (id >= events_by_id_.size()) events_by_id_.resize(id + 1);
+  return events_by_id_[id];
+}
 
 void RankEngine::sync_with_host(StreamState& s) {
   if (replaying_) return;  // graph work was issued at its launch, already joined there
@@ -417,10 +422,9 @@ void RankEngine::on(const trace::Nccl& r) {
   const uint32_t slot = slot_of(r.op.stream);
   // Cross-rank edges only outside graph replays: a rank cannot wait in the middle of one.
   const bool cross_rank = is_collective(r) && !replaying_;
-  VectorClock start;
   if (cross_rank) {
     enqueue(slot, false);
-    start = streams_[slot].clock;  // what is ordered before the call starts on this rank
+    collective_start_ = streams_[slot].clock;  // what is ordered before the call starts on this rank
   }
   const Epoch e = enqueue(slot);
   ++operations_;
@@ -431,10 +435,10 @@ void RankEngine::on(const trace::Nccl& r) {
   report_conflicts(op);
   if (!cross_rank) return;
   const CollectiveKey key{r.comm, r.comm_seq};
-  std::vector<FrontierRef> known;
-  if (collectives_.projected()) known = receipts_.known(start);
-  if (collectives_.post(index_, r, start, known)) blocked_ = Blocked{key, slot, r.rank, std::move(known)};
-  else receive(key, slot, r.rank, known);
+  posted_known_.clear();
+  if (collectives_.projected()) receipts_.known(collective_start_, posted_known_);
+  if (collectives_.post(index_, r, collective_start_, posted_known_)) blocked_ = Blocked{key, slot, r.rank};
+  else receive(key, slot, r.rank);
 }
 
 // --- memory ------------------------------------------------------------------------------

@@ -105,7 +105,6 @@ class RankEngine {
     CollectiveKey key;
     uint32_t slot;
     uint32_t comm_rank;  // this rank's rank in the communicator
-    std::vector<FrontierRef> known;  // what the start posted knew of other ranks (projected)
   };
   // The per-rank, integers-only identity of a race pattern (the finding key's cheap twin).
   struct PatternKey {
@@ -152,7 +151,12 @@ class RankEngine {
   void on(const T&) {}  // Meta, Timing, End: nothing to order
 
   // Streams, events, host.
-  uint32_t slot_of(trace::StreamId id);
+  // Inline fast path: a known stream with a small id outside graph replays.
+  uint32_t slot_of(trace::StreamId id) {
+    if (!replaying_ && id < slot_by_id_.size() && slot_by_id_[id]) return slot_by_id_[id] - 1;
+    return slot_of_any(id);
+  }
+  uint32_t slot_of_any(trace::StreamId id);
   StreamState& stream(trace::StreamId id) { return streams_[slot_of(id)]; }
   EventState& event(trace::EventId id);
   uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
@@ -186,12 +190,17 @@ class RankEngine {
   const std::string& text(trace::StringId id) const;
 
   // The end of a cross-rank call: its stream joins what the call received.
-  void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank, const std::vector<FrontierRef>& known);
+  // What the call's start knew of other ranks is in posted_known_.
+  void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank);
   // Drops receipts on `timeline` that no clock of this rank can look up any more.
   void prune_receipts(TimelineId timeline);
 
   // Stream capture and graph launch (graph_replay.cpp).
-  CapturedGraph* captured(const trace::Record& r, trace::StreamId stream);
+  // Inline: every operation asks, and almost never is a capture open.
+  CapturedGraph* captured(const trace::Record& r, trace::StreamId stream) {
+    return replaying_ || open_captures_ == 0 ? nullptr : captured_open(r, stream);
+  }
+  CapturedGraph* captured_open(const trace::Record& r, trace::StreamId stream);
   void replay(trace::GraphId g, uint32_t launch_slot);
 
   int rank_;
@@ -209,7 +218,11 @@ class RankEngine {
   std::vector<StreamState> streams_;
   std::vector<uint32_t> slot_by_id_;  // stream id (< kDirectStreamIds) -> slot + 1, 0: not seen
   std::unordered_map<trace::StreamId, uint32_t> slot_by_large_id_;  // the other ids -> slot + 1
-  std::unordered_map<trace::EventId, EventState> events_;
+  // Events likewise: the tracer numbers them densely from 0, so small ids index a vector (one
+  // cache line per event with its clock inline, where a hash map costs a bucket and a node).
+  static constexpr trace::EventId kDirectEventIds = 1u << 14;
+  std::vector<EventState> events_by_id_;
+  std::unordered_map<trace::EventId, EventState> events_;  // the other ids
   std::map<uint64_t, HostTimeline> hosts_;  // by host thread (one entry unless strict)
   HostTimeline* host_ = nullptr;
   Receipts receipts_;  // where cross-rank order entered this rank (projected clocks)
@@ -217,6 +230,7 @@ class RankEngine {
   ShadowMemory shadow_;
   PointerShadow pointer_shadow_;
   std::map<trace::GraphId, CapturedGraph> graphs_;
+  uint32_t open_captures_ = 0;  // graphs_ entries still open: none lets captured() return at once
   const trace::Record* current_ = nullptr;  // the record being applied (for capture)
 
   // Replay of a captured graph: stream ids map to branch slots, events are the graph's own.
@@ -225,6 +239,11 @@ class RankEngine {
 
   PendingKernel pending_;
   std::optional<Blocked> blocked_;
+  // The last cross-rank call's start and what it knew of other ranks (projected), kept until
+  // it is received; members so that their capacity is reused at every collective.
+  VectorClock collective_start_;
+  std::vector<FrontierRef> posted_known_;
+  std::vector<ClockValue> live_scratch_;  // prune_receipts
   std::vector<ByteRange> ranges_;      // scratch
   std::vector<Conflict> conflicts_;    // scratch
   struct OpConflict {

@@ -7,38 +7,13 @@
 #include <thread>
 
 namespace streamhaz::analysis {
-namespace {
-
-bool skipped(const RankRun& run, const trace::Record& r) {
+bool RankRun::skipped(const trace::Record& r) const {
   uint64_t seq = 0;
   if (const auto* w = std::get_if<trace::EventWait>(&r)) seq = w->seq;
   else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
   else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
   else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
-  return seq && run.skip->count({run.memory->rank, seq});
-}
-
-}  // namespace
-
-const trace::Record* RankRun::next(trace::Record& buffer) {
-  if (reader) return reader->next(buffer) ? &buffer : nullptr;
-  while (next_record < memory->records.size()) {
-    const trace::Record& r = memory->records[next_record++];
-    if (!skip || !skipped(*this, r)) return &r;
-  }
-  return nullptr;
-}
-
-void RankRun::run_until_blocked(trace::Record& buffer) {
-  while (!engine->blocked()) {
-    const trace::Record* r = next(buffer);
-    if (!r) {
-      engine->finish();
-      done = true;
-      return;
-    }
-    engine->apply(*r);
-  }
+  return seq && skip->count({memory->rank, seq});
 }
 
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
@@ -50,6 +25,7 @@ unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
 
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
   trace::Record record;
+  std::vector<uint32_t> woken;
   size_t live = runs.size();
   while (live) {
     bool moved = false;
@@ -66,14 +42,15 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
     // Every live rank waits for a collective some rank never issues (missing or cut-off
     // trace, ranks disagreeing on the order): give up those edges rather than stop.
     if (!moved) collectives.release_all();
-    collectives.take_woken();  // this loop looks at every rank anyway
+    collectives.take_woken(woken);  // this loop looks at every rank anyway
   }
 }
 
 namespace {
 
-// Ranks that can move wait in their thread's queue: rank i always runs on thread i % threads,
-// so its state stays in one core's caches and its memory is freed by the thread that made it.
+// Ranks that can move wait in their thread's queue: rank i is queued for thread i % threads,
+// so its state mostly stays in one core's caches; a thread whose queue is empty takes from
+// another's (the machine may be shared: a descheduled thread must not stall the round).
 class Scheduler {
  public:
   Scheduler(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads)
@@ -85,24 +62,38 @@ class Scheduler {
 
   void work(unsigned me) {
     trace::Record record;
+    std::vector<uint32_t> woken;
     std::deque<uint32_t>& mine = queues_[me];
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (!failed_ && live_ != 0 && mine.empty() && !(running_ == 0 && queued_ == 0)) {
+      if (!failed_ && live_ != 0 && queued_ == 0 && running_ != 0) {
         ++idle_;
-        cv_.wait(lock, [&] { return failed_ || live_ == 0 || !mine.empty() || (running_ == 0 && queued_ == 0); });
+        cv_.wait(lock, [&] { return failed_ || live_ == 0 || queued_ != 0 || running_ == 0; });
         --idle_;
       }
       if (failed_ || live_ == 0) return;
-      if (mine.empty()) {
+      if (queued_ == 0) {
         // Nothing runs and nothing can: every live rank waits for a collective never completed.
         collectives_.release_all();
-        wake(collectives_.take_woken());
+        collectives_.take_woken(woken);
+        wake(woken);
         if (idle_) cv_.notify_all();
         continue;
       }
-      const uint32_t i = mine.front();
-      mine.pop_front();
+      // Its own ranks first (their state is in this core's caches); with none left, the last
+      // queued rank of the longest other queue, so that a thread the OS took the core from
+      // does not hold every other thread at the next collective.
+      uint32_t i;
+      if (!mine.empty()) {
+        i = mine.front();
+        mine.pop_front();
+      } else {
+        std::deque<uint32_t>* longest = nullptr;
+        for (std::deque<uint32_t>& q : queues_)
+          if (!longest || q.size() > longest->size()) longest = &q;
+        i = longest->back();
+        longest->pop_back();
+      }
       --queued_;
       state_[i] = State::Running;
       ++running_;
@@ -116,7 +107,7 @@ class Scheduler {
         cv_.notify_all();
         return;
       }
-      std::vector<uint32_t> woken = collectives_.take_woken();
+      collectives_.take_woken(woken);
       lock.lock();
       --running_;
       if (runs_[i].done) {
@@ -126,9 +117,9 @@ class Scheduler {
         state_[i] = State::Waiting;
         if (woken_while_running_.erase(i)) enqueue(i);
       }
-      const bool others_had_work = wake(woken);
-      // Sleeping threads wake only for their work, the end, or a possible standstill.
-      if (idle_ && (others_had_work || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
+      const bool queued_any = wake(woken);
+      // Sleeping threads wake only for work, the end, or a possible standstill.
+      if (idle_ && (queued_any || live_ == 0 || (running_ == 0 && queued_ == 0))) cv_.notify_all();
     }
   }
 
@@ -147,7 +138,7 @@ class Scheduler {
     queues_[i % queues_.size()].push_back(i);
     ++queued_;
   }
-  // Queues the ranks whose wait ended; true if any went to another thread's queue.
+  // Queues the ranks whose wait ended; true if any was queued.
   bool wake(const std::vector<uint32_t>& ranks) {
     bool any = false;
     for (uint32_t i : ranks) {

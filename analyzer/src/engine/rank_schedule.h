@@ -28,10 +28,32 @@ struct RankRun {
   std::unique_ptr<RankEngine> engine;
   bool done = false;
 
-  // The next record, or null at the end; in-memory records are not copied.
-  const trace::Record* next(trace::Record& buffer);
+  // The next record, or null at the end; in-memory records are not copied. Inline, with
+  // run_until_blocked: this is the loop every record goes through.
+  const trace::Record* next(trace::Record& buffer) {
+    if (reader) return reader->next(buffer) ? &buffer : nullptr;
+    while (next_record < memory->records.size()) {
+      const trace::Record& r = memory->records[next_record++];
+      if (!skip || !skipped(r)) return &r;
+    }
+    return nullptr;
+  }
   // Applies records until the rank waits for a collective or ends (then finishes it).
-  void run_until_blocked(trace::Record& buffer);
+  void run_until_blocked(trace::Record& buffer) {
+    RankEngine& e = *engine;
+    while (!e.blocked()) {
+      const trace::Record* r = next(buffer);
+      if (!r) {
+        e.finish();
+        done = true;
+        return;
+      }
+      e.apply(*r);
+    }
+  }
+
+ private:
+  bool skipped(const trace::Record& r) const;  // a synchronisation left out (memory only)
 };
 
 // How many threads a pass uses: AnalysisOptions::jobs (0: every core), at most one per rank.

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
+
+#include "shadow/node_pool.h"
 
 namespace streamhaz::analysis {
 
@@ -17,7 +20,18 @@ class IntervalMap {
     uint64_t end;
     V value;
   };
-  using Map = std::map<uint64_t, Cell>;
+  // Nodes from this map's own pool (node_pool.h): a copy or move fills a fresh one.
+  using Map = std::map<uint64_t, Cell, std::less<uint64_t>, PoolAllocator<std::pair<const uint64_t, Cell>>>;
+
+  IntervalMap() : cells_(typename Map::allocator_type(&pool_)) {}
+  IntervalMap(const IntervalMap& o) : IntervalMap() { cells_.insert(o.cells_.begin(), o.cells_.end()); }
+  IntervalMap& operator=(const IntervalMap& o) {
+    if (this != &o) {
+      cells_.clear();
+      cells_.insert(o.cells_.begin(), o.cells_.end());
+    }
+    return *this;
+  }
 
   // Calls fn(start, end, V&) for every piece of [lo, hi), gaps included (as V{}), in address
   // order; each piece lies in one former range. Then drops empty values and merges equals.
@@ -121,6 +135,7 @@ class IntervalMap {
     }
   }
 
+  NodePool pool_;  // before cells_: outlives it
   Map cells_;
 };
 

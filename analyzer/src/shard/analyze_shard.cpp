@@ -5,6 +5,8 @@
 // standstill the one-process check releases at).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -43,6 +45,7 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   }
 
   trace::Record record;
+  std::vector<uint32_t> woken;
   for (;;) {
     bool moved = false;
     uint64_t live = 0;
@@ -65,15 +68,38 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
     const std::vector<PostRecord> posts = collectives.take_outbox();
     w.u64(posts.size());
     for (const PostRecord& p : posts) w.post(p);
+    // Frontiers no rank here holds: those every process reports are forgotten by all, so a
+    // process's memory does not grow with collectives times ranks.
+    const std::vector<uint64_t> unused = collectives.unused_frontiers();
+    w.u64(unused.size());
+    for (uint64_t id : unused) w.u64(id);
     bool anyone_moved = false;
     uint64_t anyone_live = 0;
+    std::vector<uint64_t> unused_by_all, reported;
+    bool first = true;
+    int from = 0;
     for (const std::string& msg : exchange.all_gather(w.bytes())) {
       wire::Reader r(msg);
       anyone_moved |= r.u64() != 0;
       anyone_live += r.u64();
       const uint64_t n = r.u64();
-      for (uint64_t k = 0; k < n; ++k) collectives.apply(r.post());
+      // Only this process's own posts are taken here: the others' must not keep a call open.
+      for (uint64_t k = 0; k < n; ++k) collectives.apply(r.post(), from == me);
+      ++from;
+      reported.resize(r.u64());
+      for (uint64_t& id : reported) id = r.u64();
+      if (first) {
+        unused_by_all = reported;
+      } else {
+        std::vector<uint64_t> both;
+        std::set_intersection(unused_by_all.begin(), unused_by_all.end(), reported.begin(), reported.end(),
+                              std::back_inserter(both));
+        unused_by_all.swap(both);
+      }
+      first = false;
     }
+    collectives.forget_frontiers(unused_by_all);
+    collectives.take_woken(woken);  // the rounds look at every rank anyway: do not let it grow
     if (anyone_live == 0) break;
     // Every live rank of every process waits for a collective some rank never issues.
     if (!anyone_moved) collectives.release_all();
