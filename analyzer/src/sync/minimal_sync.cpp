@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "streamhaz/analysis/kernel_name.h"
+#include "streamhaz/analysis/nvtx_path.h"
 #include "streamhaz/analysis/sync.h"
 #include "sync/sync_sites.h"
 
@@ -140,7 +141,8 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       else if (std::holds_alternative<trace::Memset>(r)) l = "memset";
       else if (const auto* n = std::get_if<trace::Nccl>(&r)) l = trace::to_string(n->kind);
       else l = "operation";
-      if (op->nvtx && !strings[op->nvtx].empty()) l += fmt::format(" (NVTX {})", strings[op->nvtx]);
+      if (const std::string nvtx = op->nvtx ? nvtx_path(strings[op->nvtx]) : ""; !nvtx.empty())
+        l += fmt::format(" (NVTX {})", nvtx);
       return l;
     };
     for (const AddedWait& w : waits) {

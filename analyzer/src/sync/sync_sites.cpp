@@ -7,6 +7,7 @@
 
 #include "engine/footprint.h"
 #include "streamhaz/analysis/kernel_name.h"
+#include "streamhaz/analysis/nvtx_path.h"
 #include "model/op_stamp.h"
 
 namespace streamhaz::analysis {
@@ -239,7 +240,8 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       const std::string next = site.next_op ? label(site.next_ref) : "-";
       site.key += "|" + next + "|" + site.next_ref.nvtx;
       site.where = site.next_op ? fmt::format("before {}", shown(site.next_ref)) : "before the end of the trace";
-      if (site.next_op && !site.next_ref.nvtx.empty()) site.where += fmt::format(" (NVTX {})", site.next_ref.nvtx);
+      if (const std::string nvtx = nvtx_path(site.next_ref.nvtx); site.next_op && !nvtx.empty())
+        site.where += fmt::format(" (NVTX {})", nvtx);
       if (site.prev_op) site.where += fmt::format(", after {}", shown(site.prev_ref));
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/analysis/nvtx_path.h"
 
 namespace streamhaz::report {
 
@@ -37,8 +38,6 @@ const analysis::StackFrame* innermost_user_frame(const analysis::Stack& stack);
 // `max_shown` frames are shown. Not escaped.
 std::vector<std::string> stack_lines(const analysis::Stack& stack, bool full, size_t max_shown = 8);
 
-// An NVTX range path without the "?" segments older tracers wrote for ranges whose message
-// they could not read ("?/step/backward" -> "step/backward").
-std::string nvtx_path(const std::string& path);
+using analysis::nvtx_path;  // NVTX paths without older tracers' "?" segments
 
 }  // namespace streamhaz::report
