@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
 namespace streamhaz::tracer {

@@ -13,15 +13,21 @@ constexpr std::pair<Footprints, const char*> kFootprintNames[] = {
 constexpr std::pair<Stacks, const char*> kStackNames[] = {
     {Stacks::Auto, "auto"}, {Stacks::All, "all"}, {Stacks::Off, "off"}};
 
-std::string parse_stacks(std::string_view text, TracerSettings& s) {
-  for (const auto& [mode, name] : kStackNames) {
-    if (text == name) {
-      s.stacks = mode;
+// One of a table's names into `into`; else why not ("expected auto, all or off, got 'x'").
+template <typename T, size_t N>
+std::string parse_named(std::string_view text, const std::pair<T, const char*> (&names)[N], T& into) {
+  std::string expected;
+  for (size_t i = 0; i < N; ++i) {
+    if (text == names[i].second) {
+      into = names[i].first;
       return {};
     }
+    expected += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(names[i].second);
   }
-  return "expected auto, all or off, got " + quoted(text);
+  return "expected " + expected + ", got " + quoted(text);
 }
+
+std::string parse_stacks(std::string_view text, TracerSettings& s) { return parse_named(text, kStackNames, s.stacks); }
 
 std::string parse_path_prefix_map(std::string_view text, TracerSettings& s) {
   if (text == "none") {
@@ -37,13 +43,7 @@ std::string parse_out_dir(std::string_view text, TracerSettings& s) {
 }
 
 std::string parse_footprints(std::string_view text, TracerSettings& s) {
-  for (const auto& [tier, name] : kFootprintNames) {
-    if (text == name) {
-      s.footprints = tier;
-      return {};
-    }
-  }
-  return "expected api, pointer, static or exact, got " + quoted(text);
+  return parse_named(text, kFootprintNames, s.footprints);
 }
 
 std::string parse_gpu_times(std::string_view text, TracerSettings& s) {
