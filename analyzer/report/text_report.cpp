@@ -147,7 +147,8 @@ void write_finding(std::ostream& out, const Finding& f, bool full) {
   if (!f.ranks.empty()) out << fmt::format(" (ranks {})", fmt::join(f.ranks, ", "));
   out << "\n";
   out << "  Footprint: " << trace::to_string(f.tier) << " tier, "
-      << (f.exact ? "exact byte ranges" : "approximate byte ranges") << "\n";
+      << (f.exact ? "exact byte ranges" : "approximate byte ranges")
+      << (f.tier == trace::FootprintTier::Memo ? " (instrumented on an identical earlier launch)" : "") << "\n";
   if (!f.detail.empty()) out << "  Detail: " << printable(f.detail) << "\n";
   out << "  Key: " << printable(f.key) << "\n";
   out << kRule << "\n";
@@ -157,11 +158,12 @@ void write_finding(std::ostream& out, const Finding& f, bool full) {
 
 std::string printable(const std::string& text) { return trace::printable(text); }
 
-// "(kernels: 12 exact, 40 pointer only, 3 without footprint: ordering only)"
+// "(kernels: 12 exact, 300 memo, 40 pointer only, 3 without footprint: ordering only)"
 std::string footprint_coverage(const analysis::AnalysisResult& a) {
   std::vector<std::string> parts;
-  constexpr trace::FootprintTier order[] = {trace::FootprintTier::Exact, trace::FootprintTier::Static,
-                                            trace::FootprintTier::Annotation, trace::FootprintTier::Api};
+  constexpr trace::FootprintTier order[] = {trace::FootprintTier::Exact, trace::FootprintTier::Memo,
+                                            trace::FootprintTier::Static, trace::FootprintTier::Annotation,
+                                            trace::FootprintTier::Api};
   for (trace::FootprintTier t : order)
     if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(t)]) parts.push_back(fmt::format("{} {}", n, trace::to_string(t)));
   if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(trace::FootprintTier::Pointer)])

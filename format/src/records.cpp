@@ -45,7 +45,7 @@ const char* to_string(AccessMode m) {
 }
 
 const char* to_string(FootprintTier t) {
-  constexpr const char* names[] = {"api", "static", "exact", "annotation", "pointer"};
+  constexpr const char* names[] = {"api", "static", "exact", "annotation", "pointer", "memo"};
   return names[static_cast<size_t>(t)];
 }
 

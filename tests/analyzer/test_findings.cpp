@@ -49,6 +49,28 @@ TEST_CASE("a finding is as precise as its less precise operation", "[findings]")
   CHECK_FALSE(res.findings[0].exact);
 }
 
+TEST_CASE("a footprint the launch memo reused ranks below the exact tier, and is counted apart", "[findings]") {
+  TwoStreams t;
+  t.r.kernel(t.a, "served_by_memo", {writes(t.buf, 4096)}, 10, FootprintTier::Memo);
+  t.r.kernel(t.b, "instrumented", {reads(t.buf, 4096)}, 10, FootprintTier::Exact);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].kind == streamhaz::analysis::FindingKind::Race);  // observed bytes: a race, not a possible one
+  CHECK(res.findings[0].tier == FootprintTier::Memo);
+  CHECK(res.findings[0].exact);
+  CHECK(res.kernels_by_tier[size_t(FootprintTier::Memo)] == 1);
+  CHECK(res.kernels_by_tier[size_t(FootprintTier::Exact)] == 1);
+}
+
+TEST_CASE("a memo footprint is more precise than a static summary", "[findings]") {
+  TwoStreams t;
+  t.r.kernel(t.a, "summarised", {writes(t.buf, 4096)}, 10, FootprintTier::Static);
+  t.r.kernel(t.b, "served_by_memo", {reads(t.buf, 4096)}, 10, FootprintTier::Memo);
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].tier == FootprintTier::Static);
+}
+
 TEST_CASE("kernels without a footprint only order, and are counted", "[findings]") {
   TwoStreams t;
   t.r.kernel(t.a, "opaque");

@@ -37,6 +37,17 @@ TEST_CASE("text: a race block names both operations, the buffer and the fix") {
   CHECK_THAT(text, Contains("Key: race:memcpy DtoD@compute stream"));
 }
 
+TEST_CASE("text: a memo-tier footprint says where its bytes were observed, and is counted") {
+  ReportInput in = testing::sample_input();
+  in.analysis.findings.resize(1);
+  in.analysis.findings[0].tier = streamhaz::trace::FootprintTier::Memo;
+  in.analysis.kernels_by_tier[size_t(streamhaz::trace::FootprintTier::Memo)] = 7;
+  in.analysis.kernels_by_tier[size_t(streamhaz::trace::FootprintTier::Exact)] = 3;
+  std::string text = text_of(in);
+  CHECK_THAT(text, Contains("Footprint: memo tier, exact byte ranges (instrumented on an identical earlier launch)\n"));
+  CHECK_THAT(text, Contains("(kernels: 3 exact, 7 memo"));
+}
+
 TEST_CASE("text: a single occurrence gives its byte range without a fold note") {
   ReportInput in = testing::sample_input();
   in.analysis.findings.resize(1);

@@ -44,9 +44,11 @@ int precision(trace::FootprintTier t) {
   switch (t) {
     case trace::FootprintTier::Pointer: return 0;
     case trace::FootprintTier::Static: return 1;
-    case trace::FootprintTier::Annotation: return 2;
-    case trace::FootprintTier::Exact: return 3;
-    case trace::FootprintTier::Api: return 4;
+    // Observed bytes, but of an earlier launch with the same arguments.
+    case trace::FootprintTier::Memo: return 2;
+    case trace::FootprintTier::Annotation: return 3;
+    case trace::FootprintTier::Exact: return 4;
+    case trace::FootprintTier::Api: return 5;
   }
   return 0;
 }

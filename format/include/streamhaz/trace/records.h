@@ -228,8 +228,10 @@ struct BufferName {
 enum class AccessMode : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
 // Where a kernel's Access came from. Pointer: a launch argument that points into a traced
 // allocation; extent and direction unknown (`bytes` is 0), so it can only make possible findings.
-enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer };
-inline constexpr uint8_t kFootprintTierCount = 5;
+// Memo: the exact tier's footprint of an earlier, identical launch (same function, grid, block
+// and argument bytes), reused without instrumenting this one (docs/footprints.md).
+enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer, Memo };
+inline constexpr uint8_t kFootprintTierCount = 6;
 
 // Bytes a kernel reads or writes, when known from a footprint tier beyond the API one;
 // follows the Kernel record it belongs to.
