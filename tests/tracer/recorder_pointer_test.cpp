@@ -8,6 +8,7 @@
 
 #include "record_log.h"
 #include "streamhaz/tracer/allocation_index.h"
+#include "streamhaz/tracer/launch_memo.h"
 
 using namespace streamhaz::tracer;
 using namespace streamhaz::trace;
@@ -148,4 +149,33 @@ TEST_CASE("exact tier: asking about a thread with nothing held writes nothing") 
   CHECK_FALSE(rec.holds_kernel());
   rec.release_kernel(nullptr);
   CHECK(log.records.empty());  // a process that launched nothing leaves no records
+}
+
+TEST_CASE("exact tier: a held launch gives its memo key, and may leave with memo-tier ranges") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::PointersAndBytes);
+  rec.set_hold_kernels(true);
+  LaunchKey key;
+  CHECK_FALSE(rec.held_launch_key(key));  // nothing held
+  const std::string args = words({kSegment, 64});
+  KernelLaunch k = testing::launch(7, "copy");
+  k.grid[0] = 12;
+  k.shared_mem = 512;
+  k.params = args;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+  REQUIRE(rec.held_launch_key(key));
+  CHECK(key.function == 7);
+  CHECK(key.grid[0] == 12);
+  CHECK(key.shared_mem == 512);
+  CHECK(key.params == args);
+  CHECK(rec.holds_kernel());  // asking does not release it
+  const std::vector<KernelRange> remembered{{kSegment, kSegment + 128, AccessMode::Write}};
+  rec.release_kernel(&remembered, FootprintTier::Memo);
+  std::vector<Access> memo;
+  for (const Access& a : log.all<Access>())
+    if (a.tier == FootprintTier::Memo) memo.push_back(a);
+  REQUIRE(memo.size() == 1);
+  CHECK(memo[0].bytes == 128);
+  CHECK(memo[0].mode == AccessMode::Write);
 }

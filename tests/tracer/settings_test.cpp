@@ -32,6 +32,7 @@ TEST_CASE("settings: an empty environment gives the defaults, without a warning"
   CHECK(warnings.empty());
   CHECK(s.out_dir == "streamhaz-trace");
   CHECK(s.footprints == Footprints::Pointer);
+  CHECK(s.exact_launches == ExactLaunches::Memo);
   CHECK(s.gpu_times.mode == GpuTimes::Sampled);
   CHECK(s.flush_period == std::chrono::milliseconds(1000));
   CHECK_FALSE(s.disabled);
@@ -45,6 +46,19 @@ TEST_CASE("settings: every footprint tier is read by its name") {
     CHECK(warnings.empty());
     CHECK(footprints_name(tier) == std::string(text));
   }
+}
+
+TEST_CASE("settings: the exact tier's launch choice is read by its name") {
+  for (auto [text, mode] : {std::pair{"memo", ExactLaunches::Memo}, {"every", ExactLaunches::Every}}) {
+    std::vector<std::string> warnings;
+    CHECK(read({{"STREAMHAZ_EXACT_LAUNCHES", text}}, warnings).exact_launches == mode);
+    CHECK(warnings.empty());
+    CHECK(exact_launches_name(mode) == std::string(text));
+  }
+  std::vector<std::string> warnings;
+  CHECK(read({{"STREAMHAZ_EXACT_LAUNCHES", "some"}}, warnings).exact_launches == ExactLaunches::Memo);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("expected memo or every, got 'some'"));
 }
 
 TEST_CASE("settings: good values are taken") {

@@ -1,62 +1,36 @@
 // The exact footprint tier on the Compute Sanitizer API (see tracer/glue/exact_backend.h).
 //   - Every module loaded is patched: streamhaz_global_access (footprint_patch.cu) runs before
-//     each global load, store and atomic. NCCL's modules are left alone: NCCL calls keep their
-//     API-tier footprint, and instrumenting its spin loops would only slow them.
-//   - A launch the recorder holds (a kernel of the program, not one NCCL launched) gets its
-//     context's table as callback data; when the launch call ends, the tracer waits for the
-//     kernel, reads back the entries it touched and releases the Kernel record with them.
+//     each global load, store and atomic (NCCL's modules are left alone), while the tier is in
+//     its learn phase (instrumentation_phases.h).
+//   - A launch the recorder holds (a kernel of the program, not one NCCL launched) is first
+//     offered to the launch memo (launch_memo.h) when the launch call enters: a launch identical
+//     to earlier ones that agreed leaves with their footprint, tier memo, uninstrumented. In the
+//     learn phase any other gets its context's table as callback data; when the launch ends, the
+//     tracer waits for the kernel, reads back the entries it touched, tells the memo, and
+//     releases the Kernel record with them. In the steady phase it runs bare.
 //   - Driver-API calls go through the CUPTI decoder (sanitizer_bridge.cpp).
 // libsanitizer-public.so is opened at run time, so the tracer loads where it is absent.
-#include <dlfcn.h>
-#include <sanitizer.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "exact_backend.h"
+#include "instrumentation_phases.h"
+#include "sanitizer_api.h"
 #include "streamhaz/tracer/footprint_table.h"
+#include "streamhaz/tracer/launch_memo.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
 
 namespace fp = footprint;
-
-// The Sanitizer API entry points the backend uses, bound with dlsym.
-struct SanitizerApi {
-  decltype(&sanitizerSubscribe) subscribe = nullptr;
-  decltype(&sanitizerEnableDomain) enable_domain = nullptr;
-  decltype(&sanitizerAddPatchesFromFile) add_patches = nullptr;
-  decltype(&sanitizerPatchInstructions) patch_instructions = nullptr;
-  decltype(&sanitizerPatchModule) patch_module = nullptr;
-  decltype(&sanitizerSetLaunchCallbackData) set_launch_data = nullptr;
-  decltype(&sanitizerAlloc) alloc = nullptr;
-  decltype(&sanitizerAllocHost) alloc_host = nullptr;
-  decltype(&sanitizerMemset) memset = nullptr;
-  decltype(&sanitizerMemcpyDeviceToHost) to_host = nullptr;
-  decltype(&sanitizerStreamSynchronize) synchronize = nullptr;
-  decltype(&sanitizerGetResultString) result_string = nullptr;
-
-  bool bind(void* lib) {
-    auto get = [lib](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      return fn != nullptr;
-    };
-    return get(subscribe, "sanitizerSubscribe") && get(enable_domain, "sanitizerEnableDomain") &&
-           get(add_patches, "sanitizerAddPatchesFromFile") && get(patch_instructions, "sanitizerPatchInstructions") &&
-           get(patch_module, "sanitizerPatchModule") && get(set_launch_data, "sanitizerSetLaunchCallbackData") &&
-           get(alloc, "sanitizerAlloc") && get(alloc_host, "sanitizerAllocHost") && get(memset, "sanitizerMemset") &&
-           get(to_host, "sanitizerMemcpyDeviceToHost") && get(synchronize, "sanitizerStreamSynchronize") &&
-           get(result_string, "sanitizerGetResultString");
-  }
-};
 
 // One context's launch table on the device, and its pinned copy on the host. Launches of a
 // context are instrumented one at a time (the table is held from launch begin to launch end).
@@ -69,9 +43,11 @@ struct ContextSlot {
 
 struct Backend {
   SanitizerApi api;
-  std::string patch_file;
-  std::mutex patch_mutex;  // the patching calls must not run concurrently
-  std::set<CUcontext> patched_contexts;
+  bool memoise = true;
+  LaunchMemo memo;
+  std::atomic<uint64_t> instrumented{0};  // launches whose table was read back
+  std::atomic<uint64_t> bare{0};          // launches the steady phase ran uninstrumented, memo unknown
+  std::unique_ptr<InstrumentationPhases> phases;
   std::mutex slots_mutex;
   std::map<CUcontext, ContextSlot> slots;
   std::atomic<uint32_t> next_correlation{1};
@@ -82,36 +58,14 @@ Backend* backend = nullptr;
 struct ThreadLaunch {
   uint32_t correlation = 0;       // of the driver call in progress
   ContextSlot* slot = nullptr;    // held between launch begin and end
+  LaunchKey key;                  // of the instrumented launch, for the memo
+  bool key_valid = false;
 };
 thread_local ThreadLaunch current;
 
-std::string result_text(SanitizerResult r) {
-  const char* text = nullptr;
-  if (backend && backend->api.result_string) backend->api.result_string(r, &text);
-  return text ? text : "error " + std::to_string(static_cast<int>(r));
-}
-
-// NCCL's device code: its kernel names are in the module image.
-bool is_nccl_module(const char* image, size_t bytes) {
-  static const std::string_view marker = "ncclDevKernel";
-  return image && std::search(image, image + bytes, marker.begin(), marker.end()) != image + bytes;
-}
-
 void on_module_loaded(const Sanitizer_ResourceModuleData& m) {
-  Backend& b = *backend;
-  std::lock_guard lock(b.patch_mutex);
-  if (b.patched_contexts.insert(m.context).second) {
-    SanitizerResult r = b.api.add_patches(b.patch_file.c_str(), m.context);
-    if (r != SANITIZER_SUCCESS) warn("exact footprints: cannot load " + b.patch_file + ": " + result_text(r));
-  }
-  if (is_nccl_module(m.pCubin, m.cubinSize)) return;
-  // cp.async reads are not global accesses to the Sanitizer; bulk tensor copies (TMA) have no
-  // instrumentation point at all (docs/footprints.md).
-  const bool loads = b.api.patch_instructions(SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, m.module,
-                                              "streamhaz_global_access") == SANITIZER_SUCCESS;
-  const bool async = b.api.patch_instructions(SANITIZER_INSTRUCTION_MEMCPY_ASYNC, m.module, "streamhaz_async_copy") ==
-                     SANITIZER_SUCCESS;
-  if (loads || async) b.api.patch_module(m.module);
+  const std::string warning = backend->phases->loaded(m.context, m.module, m.pCubin, m.cubinSize);
+  if (!warning.empty()) warn(warning);
 }
 
 ContextSlot* slot_of(CUcontext context) {
@@ -132,14 +86,54 @@ ContextSlot* slot_of(CUcontext context) {
   return s;
 }
 
+// Switches the instrumentation phase (outside launch callbacks, where modules may change) while
+// holding every context's table: no instrumented launch is between its launch callbacks, so none
+// can find its module patched and run it unpatched.
+void switch_phase() {
+  Backend& b = *backend;
+  std::lock_guard lock(b.slots_mutex);
+  for (auto& [context, slot] : b.slots) slot.busy.lock();
+  b.phases->maintain();
+  for (auto& [context, slot] : b.slots) slot.busy.unlock();
+}
+
+// The entry of a launch call, after the decoder made the recorder hold its Kernel record: the
+// memo serves it, or it waits for its instrumentation (learn phase), or it runs bare (steady).
+void on_launch_entry() {
+  Recorder* rec = active_recorder();
+  Backend& b = *backend;
+  current.key_valid = false;
+  if (!rec || !b.memoise || !rec->held_launch_key(current.key)) return;
+  thread_local std::vector<KernelRange> reused;
+  if (b.memo.reuse(current.key, reused)) {
+    rec->release_kernel(&reused, trace::FootprintTier::Memo);
+    b.phases->launched(true);
+    return;
+  }
+  b.phases->launched(false);
+  current.key_valid = true;
+  if (!b.phases->learning()) {
+    rec->release_kernel(nullptr);
+    b.bare.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void on_launch_begin(const Sanitizer_LaunchData& l) {
   Recorder* rec = active_recorder();
-  // Only launches the recorder holds: NCCL's own kernels and graph nodes run uninstrumented.
+  Backend& b = *backend;
+  if (l.hStream) b.phases->stream_created(l.hStream);  // the streams to drain before modules change
+  // Only launches still held: not NCCL's own kernels, graph nodes or launches the memo served.
   if (!rec || !rec->holds_kernel()) return;
   ContextSlot* s = slot_of(l.context);
   if (!s) return;
   s->busy.lock();
-  Backend& b = *backend;
+  // Asked under the slot's lock: phases switch only while every slot is held (switch_phase), so
+  // the module stays as it is until this launch's table is read back.
+  if (!b.phases->patched(l.module)) {
+    s->busy.unlock();
+    rec->release_kernel(nullptr);  // a module that could not be patched: the launch runs bare
+    return;
+  }
   // Clear what the last launch used (header, buckets, its entries) before this kernel runs.
   b.api.memset(s->device, 0, fp::Layout::entries, l.hStream);
   if (s->entries_used)
@@ -175,6 +169,8 @@ void on_launch_end(const Sanitizer_LaunchData& l) {
         ranges.push_back({t.lo, t.hi, static_cast<trace::AccessMode>(t.mode)});
   }
   s->busy.unlock();
+  if (read) b.instrumented.fetch_add(1, std::memory_order_relaxed);
+  if (read && current.key_valid) b.memo.observe(current.key, ranges);
   if (Recorder* rec = active_recorder()) rec->release_kernel(read ? &ranges : nullptr);
 }
 
@@ -191,8 +187,11 @@ void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb)
   decode_sanitizer_driver_call(cbid, call);
   // A launch that ended without its launch callbacks (it failed): its record leaves bare. Only
   // launch calls can hold one, so other calls do not take the recorder's lock here.
-  if (call.exit && !current.slot && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0)
+  if (call.exit && !current.slot && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) {
     if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
+    if (backend->phases->due()) switch_phase();
+  }
+  if (!call.exit && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) on_launch_entry();
 }
 
 void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data) {
@@ -204,8 +203,13 @@ void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
       case SANITIZER_CB_DOMAIN_RESOURCE:
         if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED)
           on_module_loaded(*static_cast<const Sanitizer_ResourceModuleData*>(data));
-        else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED)
+        else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED) {
           sanitizer_context_created();
+          backend->phases->context_created(static_cast<const Sanitizer_ResourceContextData*>(data)->context);
+        } else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED)
+          backend->phases->stream_created(static_cast<const Sanitizer_ResourceStreamData*>(data)->hStream);
+        else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+          backend->phases->stream_destroyed(static_cast<const Sanitizer_ResourceStreamData*>(data)->hStream);
         break;
       case SANITIZER_CB_DOMAIN_LAUNCH:
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) on_launch_begin(*static_cast<const Sanitizer_LaunchData*>(data));
@@ -242,7 +246,7 @@ void* open_sanitizer_library() {
 
 }  // namespace
 
-bool start_exact_backend(std::string& why_not) {
+bool start_exact_backend(ExactLaunches launches, std::string& why_not) {
   void* lib = open_sanitizer_library();
   if (!lib) {
     why_not = "exact footprints need the Compute Sanitizer API (libsanitizer-public.so; set STREAMHAZ_SANITIZER_LIB)";
@@ -253,16 +257,33 @@ bool start_exact_backend(std::string& why_not) {
     why_not = "the Compute Sanitizer library lacks entry points the exact tier needs";
     return false;
   }
-  backend->patch_file = patch_file_beside_library();
+  backend->memoise = launches == ExactLaunches::Memo;
   Sanitizer_SubscriberHandle subscriber;
   SanitizerResult r = backend->api.subscribe(&subscriber, on_sanitizer_callback, nullptr);
   if (r != SANITIZER_SUCCESS) {
-    why_not = "cannot subscribe to the Compute Sanitizer API (" + result_text(r) + "; another tool holds it)";
+    why_not = "cannot subscribe to the Compute Sanitizer API (" + backend->api.text(r) + "; another tool holds it)";
     return false;
   }
+  backend->phases =
+      std::make_unique<InstrumentationPhases>(backend->api, subscriber, patch_file_beside_library(), backend->memoise);
   for (Sanitizer_CallbackDomain d : {SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH})
     backend->api.enable_domain(1, subscriber, d);
   return true;
+}
+
+std::string exact_backend_summary() {
+  if (!backend || !backend->phases) return {};
+  const uint64_t instrumented = backend->instrumented.load();
+  const LaunchMemo::Counts m = backend->memo.counts();
+  if (instrumented + m.reused == 0) return {};  // a process that launched nothing (a launcher)
+  if (!backend->memoise)
+    return "exact footprints: " + std::to_string(instrumented) + " launches instrumented (--exact-launches every)";
+  const InstrumentationPhases::Counts p = backend->phases->counts();
+  return "exact footprints: " + std::to_string(instrumented) + " launches instrumented, " + std::to_string(m.reused) +
+         " served by the launch memo (tier memo), " + std::to_string(backend->bare.load()) +
+         " unknown to it run bare in the steady phase (pointer tier), " + std::to_string(m.varying_functions) +
+         " kernels found data-dependent; instrumentation taken off " + std::to_string(p.to_steady) +
+         " times, put back " + std::to_string(p.to_learn);
 }
 
 }  // namespace streamhaz::tracer::glue

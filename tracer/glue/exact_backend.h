@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "streamhaz/tracer/settings.h"
+
 namespace streamhaz::tracer::glue {
 
 // One driver-API callback of the Sanitizer API, in the terms the CUPTI decoder needs. Kept free
@@ -31,6 +33,8 @@ void sanitizer_context_created();
 
 // Subscribes to the Compute Sanitizer API (loaded at run time) and patches every module loaded
 // from now on. False, with the reason, where it is missing or refuses.
-bool start_exact_backend(std::string& why_not);
+bool start_exact_backend(ExactLaunches launches, std::string& why_not);
+// One line on what the exact tier did (launches instrumented, served by the memo), for exit.
+std::string exact_backend_summary();
 
 }  // namespace streamhaz::tracer::glue

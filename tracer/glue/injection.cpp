@@ -81,6 +81,7 @@ Session& session() {
           nlohmann::json stacks{{"mode", stacks_name(settings().stacks)}};
           if (const StackCapture* capture = stack_capture()) stacks["python"] = capture->python_status();
           h["stacks"] = stacks;
+          if (state().footprints == Footprints::Exact) h["exact_launches"] = exact_launches_name(settings().exact_launches);
           return h;
         },
         query_stream, query_comm);
@@ -145,6 +146,8 @@ void on_exit() {
   if (s.footprints != Footprints::Exact) {  // exact mode never subscribed CUPTI
     stop_activity_sampler();
     flush_activity();  // the timings still in CUPTI's buffers
+  } else if (std::string summary = exact_backend_summary(); !summary.empty()) {
+    warn(summary);
   }
   s.recording.store(false);
   s.session->close();
@@ -164,7 +167,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (settings().disabled) return;
     streamhaz::tracer::Session& sess = session();
     std::string why;
-    if (s.footprints == Footprints::Exact && start_exact_backend(why)) {
+    if (s.footprints == Footprints::Exact && start_exact_backend(settings().exact_launches, why)) {
       // The Sanitizer API is the only source now: CUPTI would refuse or be ignored.
       s.gpu_times = streamhaz::tracer::TimingPolicy{streamhaz::tracer::GpuTimes::Off};
       sess.recorder().set_timings_expected(false);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "streamhaz/tracer/launch_memo.h"
+
 namespace streamhaz::tracer {
 
 using namespace streamhaz::trace;
@@ -268,7 +270,7 @@ void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLa
   h.params.assign(k.params.data(), k.params.size());
 }
 
-void Recorder::release_kernel(const std::vector<KernelRange>* ranges) {
+void Recorder::release_kernel(const std::vector<KernelRange>* ranges, trace::FootprintTier tier) {
   std::lock_guard lock(mu_);
   // Looked up without thread_state(): a thread with nothing held must not leave a HostThread.
   auto it = threads_.find(current_thread_id());
@@ -283,7 +285,20 @@ void Recorder::release_kernel(const std::vector<KernelRange>* ranges) {
   std::copy(h.block, h.block + 3, k.block);
   k.shared_mem = h.shared_mem;
   k.params = h.params;
-  emit_kernel(t, h.stream, h.correlation, k, ranges);
+  emit_kernel(t, h.stream, h.correlation, k, ranges, tier);
+}
+
+bool Recorder::held_launch_key(LaunchKey& key) {
+  std::lock_guard lock(mu_);
+  auto it = threads_.find(current_thread_id());
+  if (it == threads_.end() || !it->second.held_launch.active) return false;
+  const ThreadState::HeldLaunch& h = it->second.held_launch;
+  key.function = h.function;
+  std::copy(h.grid, h.grid + 3, key.grid);
+  std::copy(h.block, h.block + 3, key.block);
+  key.shared_mem = h.shared_mem;
+  key.params.assign(h.params);
+  return true;
 }
 
 bool Recorder::holds_kernel() {
@@ -293,7 +308,7 @@ bool Recorder::holds_kernel() {
 }
 
 void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
-                           const std::vector<KernelRange>* exact) {
+                           const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier) {
   Kernel& rec = std::get<Kernel>(kernel_record_);
   rec.name = function_name(k);  // before op_common: a StringDef precedes the stream's records
   rec.op = op_common(t, s);
@@ -313,7 +328,7 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
   }
   if (exact)
     for (const KernelRange& r : *exact)
-      if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, FootprintTier::Exact});
+      if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, exact_tier});
   if (kernel_stack_.seq == rec.op.seq && kernel_stack_.callsite != 0) {
     sink_.add(kernel_stack_);
     kernel_stack_ = StackRef{};

@@ -13,6 +13,9 @@ constexpr std::pair<Footprints, const char*> kFootprintNames[] = {
 constexpr std::pair<Stacks, const char*> kStackNames[] = {
     {Stacks::Auto, "auto"}, {Stacks::All, "all"}, {Stacks::Off, "off"}};
 
+constexpr std::pair<ExactLaunches, const char*> kExactLaunchNames[] = {
+    {ExactLaunches::Memo, "memo"}, {ExactLaunches::Every, "every"}};
+
 // One of a table's names into `into`; else why not ("expected auto, all or off, got 'x'").
 template <typename T, size_t N>
 std::string parse_named(std::string_view text, const std::pair<T, const char*> (&names)[N], T& into) {
@@ -28,6 +31,10 @@ std::string parse_named(std::string_view text, const std::pair<T, const char*> (
 }
 
 std::string parse_stacks(std::string_view text, TracerSettings& s) { return parse_named(text, kStackNames, s.stacks); }
+
+std::string parse_exact_launches(std::string_view text, TracerSettings& s) {
+  return parse_named(text, kExactLaunchNames, s.exact_launches);
+}
 
 std::string parse_path_prefix_map(std::string_view text, TracerSettings& s) {
   if (text == "none") {
@@ -90,6 +97,12 @@ const SettingSpec kSettings[] = {
      "allocations accesses of unknown extent; api records no kernel arguments; static also keeps the argument "
      "bytes for `check --kernels`; exact instruments every kernel (Compute Sanitizer; no GPU times)",
      parse_footprints, [](const TracerSettings& s) { return std::string(footprints_name(s.footprints)); }},
+    {"STREAMHAZ_EXACT_LAUNCHES", "--exact-launches", "memo|every",
+     "Which launches the exact tier instruments (docs/footprints.md): memo reuses the footprint two identical "
+     "earlier launches (function, grid, block, argument bytes) agreed on and runs the kernel uninstrumented "
+     "(tier memo; a kernel that reads its addresses from memory is found when its launches disagree); every "
+     "instruments every launch",
+     parse_exact_launches, [](const TracerSettings& s) { return std::string(exact_launches_name(s.exact_launches)); }},
     {"STREAMHAZ_STACKS", "--stacks", "auto|all|off",
      "Call stacks of traced calls (docs/tracer.md): auto gives every record its Python frames, and native "
      "frames (symbolised at check time) to all but kernel launches where the thread runs no Python; all "
@@ -118,6 +131,12 @@ const char* footprints_name(Footprints f) {
   for (const auto& [tier, name] : kFootprintNames)
     if (tier == f) return name;
   return "api";
+}
+
+const char* exact_launches_name(ExactLaunches e) {
+  for (const auto& [mode, name] : kExactLaunchNames)
+    if (mode == e) return name;
+  return "memo";
 }
 
 const char* stacks_name(Stacks s) {

@@ -88,6 +88,8 @@ struct KernelRange {
   trace::AccessMode mode = trace::AccessMode::Read;
 };
 
+struct LaunchKey;  // launch_memo.h
+
 // One NCCL call as issued (before the recorder adds seq, stream id and comm facts).
 struct NcclCall {
   trace::NcclKind kind = trace::NcclKind::AllReduce;
@@ -141,9 +143,12 @@ class Recorder {
   // the bytes it touched (release_kernel, still inside the launch call), so that the record and
   // its Access records leave together; it takes its seq then.
   void set_hold_kernels(bool hold) { hold_kernels_ = hold; }
-  // The calling thread's held launch leaves now, with these ranges (null: none were reported).
-  void release_kernel(const std::vector<KernelRange>* ranges);
+  // The calling thread's held launch leaves now, with these ranges (null: none were reported),
+  // as Access records of `tier` (Exact, or Memo for a footprint reused from identical launches).
+  void release_kernel(const std::vector<KernelRange>* ranges, trace::FootprintTier tier = trace::FootprintTier::Exact);
   bool holds_kernel();
+  // The calling thread's held launch as a memo key; false when it holds none.
+  bool held_launch_key(LaunchKey& key);
 
   // Operations on streams. `correlation` joins the later activity timestamps (0: none).
   void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
@@ -313,7 +318,7 @@ class Recorder {
   trace::StringId intern(std::string_view text);
   trace::StringId function_name(const KernelLaunch& k);
   void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
-                   const std::vector<KernelRange>* exact);
+                   const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier = trace::FootprintTier::Exact);
   trace::OpCommon op_common(ThreadState& t, StreamRef s);
   void lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation);
   CommState& comm_state(uint64_t comm);

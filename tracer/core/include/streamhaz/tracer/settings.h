@@ -33,10 +33,17 @@ const char* footprints_name(Footprints f);
 enum class Stacks { Auto, All, Off };
 const char* stacks_name(Stacks s);
 
+// Which launches the exact tier instruments: memo instruments a launch until two identical ones
+// (function, grid, block, argument bytes) reported the same bytes, then reuses that footprint
+// (tier memo) and runs the kernel uninstrumented; every instruments every launch.
+enum class ExactLaunches { Memo, Every };
+const char* exact_launches_name(ExactLaunches e);
+
 struct TracerSettings {
   std::string out_dir = "streamhaz-trace";
   Footprints footprints = Footprints::Pointer;
   Stacks stacks = Stacks::Auto;
+  ExactLaunches exact_launches = ExactLaunches::Memo;
   PathPrefixMap path_prefix_map;  // applied to the paths of stack frames and modules
   TimingPolicy gpu_times;
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
