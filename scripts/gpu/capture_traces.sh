@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Captures the bundled traces on a GPU machine (2 GPUs), one folder per configuration, and
 # writes the manifest entries for them:
-#   [CAPTURE=all|reducer|torch] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
+#   [CAPTURE=all|reducer|torch|memo] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
+# (memo: only the exact tier's launch-memo traces, which are part of torch and all too)
 # OUT_DIR gets <name>/rank<N>.shz for every configuration, manifest.jsonl (one line each:
 # name, command, machine, expected verdict, reducer self-check) and check.txt (what
 # `streamhaz check` said there).
@@ -39,7 +40,7 @@ done
 
 : > "$out/manifest.jsonl"
 : > "$out/check.txt"
-[[ ${CAPTURE:-all} == torch ]] && configs=()
+[[ ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo ]] && configs=()
 for c in "${configs[@]}"; do
   IFS='|' read -r name gpus args expect <<< "$c"
   cmd="streamhaz run --out traces/$name -- streamhaz-reducer --nproc $gpus $args"
@@ -95,7 +96,9 @@ entry.update(json.loads(extra or "{}"))
 print(json.dumps(entry))
 PY
 }
-if [[ ${CAPTURE:-all} != reducer ]]; then
+freed=$(realpath --relative-to=. "$here/tests/gpu/torch_freed_block.py")
+freed_lines=$(stack_lines "$freed" "side read" "refill")
+if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch ]]; then
   ipg_gpus=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
   ipg=$(realpath --relative-to=. "$here/tests/gpu/torch_ipg_bucket.py")
   ipg_lines=$(stack_lines "$ipg" "bucket copy" "all-reduce" "bucket allocation")
@@ -110,8 +113,6 @@ if [[ ${CAPTURE:-all} != reducer ]]; then
   # As a user's unmodified script: no buffer or stream names, only the call stacks.
   capture_torch "torch-race-${ipg_gpus}gpu-delay-unannotated" race "$ipg_gpus" "{\"unannotated\": true, \"stack_lines\": $ipg_lines}" \
     "--gpu-times all" -- "$ipg" --no-names --sync race --comm-delay-ms 2
-  freed=$(realpath --relative-to=. "$here/tests/gpu/torch_freed_block.py")
-  freed_lines=$(stack_lines "$freed" "side read" "refill")
   for tier in pointer exact; do
     sfx=$([[ $tier == exact ]] && echo -exact)
     expect=$([[ $tier == exact ]] && echo race || echo possible)
@@ -121,5 +122,13 @@ if [[ ${CAPTURE:-all} != reducer ]]; then
     capture_torch "torch-freed-block-record-stream-1gpu$sfx" clean 1 "{}" "--footprints $tier --gpu-times off" -- \
       "$freed" --fix record-stream --side-delay-ms 5
   done
+fi
+# The exact tier's launch memo: 80 steps take it into its steady phase, where launches the memo
+# knows run uninstrumented with their memo-tier footprint (docs/footprints.md).
+if [[ ${CAPTURE:-all} != reducer ]]; then
+  capture_torch torch-freed-block-none-1gpu-memo race 1 "{\"stack_lines\": $freed_lines, \"kernel_race\": true, \"memo\": true}" \
+    "--footprints exact --gpu-times off" -- "$freed" --fix none --side-delay-ms 5 --steps 80
+  capture_torch torch-freed-block-record-stream-1gpu-memo clean 1 '{"memo": true}' "--footprints exact --gpu-times off" -- \
+    "$freed" --fix record-stream --side-delay-ms 5 --steps 80
 fi
 du -sh "$out"

@@ -14,6 +14,7 @@ expect "clean": exit 0 with --fail-on races, and no race or possible race. The o
 argument holds the over-synchronisation verdict too: some oversync finding, or none (and for a
 clean trace, exit 0 with the default --fail-on). The JSON report is validated against its schema.
 `unannotated` (a run with no buffer or stream names): the race is told by its operations alone.
+`memo` (the exact tier's steady phase): some kernels have memo-tier footprints.
 `stack_lines` ({what: "file:line"}, from the script's `# stack:` markers when it was captured):
 the text report and a JSON frame must name each line.
 """
@@ -74,6 +75,9 @@ def main():
         problems.append("expected an over-synchronisation finding, got none")
     if oversync == "no-oversync" and over:
         problems.append(f"expected no over-synchronisation finding, got {len(over)}: {over[0]['title']}")
+    # A trace of the exact tier's steady phase: some launches took their footprint from the memo.
+    if entry.get("memo") and not report["summary"]["kernels_by_tier"].get("memo"):
+        problems.append("expected kernels with memo-tier footprints, got none")
     if entry["expect"] == "clean":
         if run.returncode != 0 or races or possible:
             problems.append(f"expected clean, got exit {run.returncode}, {len(races)} races, {len(possible)} possible")
