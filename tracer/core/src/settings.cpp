@@ -100,8 +100,9 @@ const SettingSpec kSettings[] = {
     {"STREAMHAZ_EXACT_LAUNCHES", "--exact-launches", "memo|every",
      "Which launches the exact tier instruments (docs/footprints.md): memo reuses the footprint two identical "
      "earlier launches (function, grid, block, argument bytes) agreed on and runs the kernel uninstrumented "
-     "(tier memo; a kernel that reads its addresses from memory is found when its launches disagree); every "
-     "instruments every launch",
+     "(tier memo; a kernel that reads its addresses from memory is found when its launches disagree), and once "
+     "the memo serves most launches takes the instrumentation off (launches it does not know then run bare, at "
+     "the pointer tier); every instruments every launch",
      parse_exact_launches, [](const TracerSettings& s) { return std::string(exact_launches_name(s.exact_launches)); }},
     {"STREAMHAZ_STACKS", "--stacks", "auto|all|off",
      "Call stacks of traced calls (docs/tracer.md): auto gives every record its Python frames, and native "
