@@ -71,12 +71,25 @@ TEST_CASE("launch memo: launches whose argument bytes are unknown are never memo
   CHECK(memo.counts().observed == 0);
 }
 
-TEST_CASE("launch memo: an empty footprint is a footprint too") {
+TEST_CASE("launch memo: an empty footprint is never memoised (a failed launch reads back empty)") {
   LaunchMemo memo;
-  std::vector<KernelRange> out = kBuffer;
+  std::vector<KernelRange> out;
   const LaunchKey k = key(4, "args");
-  memo.observe(k, {});
-  memo.observe(k, {});
-  REQUIRE(memo.reuse(k, out));
-  CHECK(out.empty());
+  for (int i = 0; i < 3; ++i) memo.observe(k, {});
+  CHECK_FALSE(memo.reuse(k, out));
+}
+
+TEST_CASE("launch memo: the context is part of the key, and a context's keys can be forgotten") {
+  LaunchMemo memo;
+  std::vector<KernelRange> out;
+  LaunchKey gpu0 = key(5, "args"), gpu1 = key(5, "args");
+  gpu0.context = 0x100;
+  gpu1.context = 0x200;
+  for (int i = 0; i < 2; ++i) memo.observe(gpu0, kBuffer);
+  CHECK(memo.reuse(gpu0, out));
+  CHECK_FALSE(memo.reuse(gpu1, out));  // one CUkernel handle, another GPU: its own bytes
+  for (int i = 0; i < 2; ++i) memo.observe(gpu1, kBuffer);
+  memo.forget(0x100);
+  CHECK_FALSE(memo.reuse(gpu0, out));
+  CHECK(memo.reuse(gpu1, out));
 }

@@ -179,3 +179,17 @@ TEST_CASE("exact tier: a held launch gives its memo key, and may leave with memo
   CHECK(memo[0].bytes == 128);
   CHECK(memo[0].mode == AccessMode::Write);
 }
+
+TEST_CASE("exact tier: the recorder counts open stream captures (phases never switch inside one)") {
+  RecordLog log;
+  Recorder rec(log);
+  CHECK(rec.open_captures() == 0);
+  rec.capture_began(StreamRef{0x7000, 0});
+  rec.capture_began(StreamRef{0x7100, 0});
+  CHECK(rec.open_captures() == 2);
+  rec.capture_ended(StreamRef{0x7000, 0}, 1);
+  rec.capture_ended(StreamRef{0x7100, 0}, 2);
+  CHECK(rec.open_captures() == 0);
+  rec.capture_ended(StreamRef{0x7100, 0}, 3);  // an end without a begin does not go below zero
+  CHECK(rec.open_captures() == 0);
+}

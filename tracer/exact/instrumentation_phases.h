@@ -4,24 +4,28 @@
 // the patch is called before each global access all the same (an empty patch alone made a copy
 // kernel 17.5x slower on an H200). A training loop launches the same kernels with the same
 // tensors every step, so the launch memo (launch_memo.h) soon knows most launches. Hence two
-// phases, switched by window counts (phase_switch.h):
-//   - learn: every program module is patched and the launch callbacks are on; a launch the memo
-//     does not know is instrumented, and what it touched is taught to the memo;
-//   - steady: the patches are off and the launch callbacks stop. A launch the memo does not know
-//     runs bare: its pointer arguments still enter the check, as the pointer tier.
-// Switching happens outside launch callbacks, after every stream of the program was drained, so
-// that no kernel of a module runs while its code changes.
+// phases per CUDA context (one GPU of the process), switched by window counts (phase_switch.h):
+//   - learn: every program module of the context is patched; a launch the memo does not know is
+//     instrumented, and what it touched is taught to the memo;
+//   - steady: the context's patches are off. A launch the memo does not know runs bare: its
+//     pointer arguments still enter the check, as the pointer tier.
+// The Sanitizer's launch callbacks are on while any context learns.
+//
+// A switch happens at the exit of one of the program's own launches on that context (never
+// inside an NCCL call, never while a stream capture is open), with that context's table held so
+// that no instrumented launch of it is under way, after the context's streams were drained
+// without holding any lock another thread's launch needs: a drained collective may wait for a
+// launch on another GPU.
 #pragma once
 
 #include <cuda.h>
 #include <sanitizer.h>
 
-#include <atomic>
-#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "sanitizer_api.h"
 #include "streamhaz/tracer/phase_switch.h"
@@ -35,19 +39,22 @@ class InstrumentationPhases {
                         bool switching)
       : api_(api), subscriber_(subscriber), patch_file_(std::move(patch_file)), switching_(switching) {}
 
-  // A module was loaded: patched in the learn phase unless it is NCCL's. Returns a warning.
+  // A module was loaded: patched if its context learns, unless it is NCCL's. Returns a warning.
   std::string loaded(CUcontext context, CUmodule module, const char* image, size_t bytes);
-  bool learning() const { return learning_.load(std::memory_order_acquire); }
+  void unloading(CUmodule module);
+  bool learning(CUcontext context);
   bool patched(CUmodule module);
-  // Each program launch: whether the memo served it.
-  void launched(bool served_by_memo);
+  // Each program launch on `context`: whether the memo served it.
+  void launched(CUcontext context, bool served_by_memo);
+  // Whether `context`'s last window asked for the other phase.
+  bool due(CUcontext context);
   void context_created(CUcontext context);
-  void stream_created(Sanitizer_StreamHandle stream);
+  void context_destroyed(CUcontext context);
+  void stream_created(CUcontext context, Sanitizer_StreamHandle stream);
   void stream_destroyed(Sanitizer_StreamHandle stream);
-  // Whether a window asked for the other phase; read unlocked at every launch's exit.
-  bool due() const { return due_.load(std::memory_order_relaxed); }
-  // Outside launch callbacks, with no instrumented launch in flight: switches phase when due.
-  void maintain();
+  // Switches `context` when due. The caller holds the context's table (no instrumented launch of
+  // it is under way) and is outside launch callbacks and NCCL calls.
+  void switch_if_due(CUcontext context);
 
   struct Counts {
     uint64_t to_steady = 0, to_learn = 0;
@@ -55,23 +62,30 @@ class InstrumentationPhases {
   Counts counts();
 
  private:
-  bool patch(CUmodule module);
-  void drain_streams();
-  void enter_steady();
-  void enter_learn();
+  struct Context {
+    PhaseSwitch phase;
+    bool due = false;
+    std::set<Sanitizer_StreamHandle> streams;
+  };
+  struct Module {
+    CUcontext context = nullptr;
+    bool patched = false;
+  };
+  bool patch(CUmodule module);  // patch_mu_ held
+  void set_launch_callbacks();  // mu_ held: on while any context learns
 
   const SanitizerApi& api_;
   const Sanitizer_SubscriberHandle subscriber_;
   const std::string patch_file_;
   const bool switching_;
-  // Patching may call back into resource callbacks on this thread: the lock is re-entrant.
-  std::recursive_mutex mu_;
+  // The Sanitizer's patching calls must not run concurrently, and may call back into resource
+  // callbacks on the same thread: a re-entrant lock of their own, taken before mu_.
+  std::recursive_mutex patch_mu_;
+  std::recursive_mutex mu_;  // the maps below; never held while streams drain
   std::set<CUcontext> contexts_with_patches_;
-  std::map<CUmodule, bool> modules_;  // the program's modules (not NCCL's) -> patched
-  std::set<Sanitizer_StreamHandle> streams_;
-  std::atomic<bool> learning_{true};
-  std::atomic<bool> due_{false};
-  PhaseSwitch switch_;
+  std::map<CUcontext, Context> contexts_;
+  std::map<CUmodule, Module> modules_;  // the program's modules (not NCCL's)
+  bool launch_callbacks_ = true;
   Counts counts_;
 };
 

@@ -60,6 +60,7 @@ struct ThreadLaunch {
   ContextSlot* slot = nullptr;    // held between launch begin and end
   LaunchKey key;                  // of the instrumented launch, for the memo
   bool key_valid = false;
+  CUcontext program_launch = nullptr;  // the context of the program launch in progress
 };
 thread_local ThreadLaunch current;
 
@@ -86,33 +87,53 @@ ContextSlot* slot_of(CUcontext context) {
   return s;
 }
 
-// Switches the instrumentation phase (outside launch callbacks, where modules may change) while
-// holding every context's table: no instrumented launch is between its launch callbacks, so none
-// can find its module patched and run it unpatched.
-void switch_phase() {
+// Switches `context`'s instrumentation phase when due, holding its table: no instrumented launch
+// of the context is between its launch callbacks, so none can find its module patched and then
+// run it unpatched. Called at the exit of a program launch (outside launch callbacks and NCCL
+// calls); deferred while a stream capture is open, where a drain would break the capture.
+void switch_phase_if_due(CUcontext context) {
   Backend& b = *backend;
+  if (!b.phases->due(context)) return;
+  if (Recorder* rec = active_recorder(); rec && rec->open_captures() > 0) return;
+  ContextSlot* slot = nullptr;
+  {
+    std::lock_guard lock(b.slots_mutex);
+    auto it = b.slots.find(context);
+    if (it != b.slots.end()) slot = &it->second;
+  }
+  if (slot) slot->busy.lock();
+  b.phases->switch_if_due(context);
+  if (slot) slot->busy.unlock();
+}
+
+// A context goes: its table, phase and memo keys with it (a new context may get its handle).
+void forget_context(CUcontext context) {
+  Backend& b = *backend;
+  b.phases->context_destroyed(context);
+  b.memo.forget(reinterpret_cast<uint64_t>(context));
   std::lock_guard lock(b.slots_mutex);
-  for (auto& [context, slot] : b.slots) slot.busy.lock();
-  b.phases->maintain();
-  for (auto& [context, slot] : b.slots) slot.busy.unlock();
+  b.slots.erase(context);
 }
 
 // The entry of a launch call, after the decoder made the recorder hold its Kernel record: the
 // memo serves it, or it waits for its instrumentation (learn phase), or it runs bare (steady).
-void on_launch_entry() {
+void on_launch_entry(CUcontext context) {
   Recorder* rec = active_recorder();
   Backend& b = *backend;
   current.key_valid = false;
-  if (!rec || !b.memoise || !rec->held_launch_key(current.key)) return;
+  current.program_launch = nullptr;
+  if (!rec || !b.memoise || !context || !rec->held_launch_key(current.key)) return;
+  current.key.context = reinterpret_cast<uint64_t>(context);
+  current.program_launch = context;
   thread_local std::vector<KernelRange> reused;
   if (b.memo.reuse(current.key, reused)) {
     rec->release_kernel(&reused, trace::FootprintTier::Memo);
-    b.phases->launched(true);
+    b.phases->launched(context, true);
     return;
   }
-  b.phases->launched(false);
+  b.phases->launched(context, false);
   current.key_valid = true;
-  if (!b.phases->learning()) {
+  if (!b.phases->learning(context)) {
     rec->release_kernel(nullptr);
     b.bare.fetch_add(1, std::memory_order_relaxed);
   }
@@ -121,7 +142,7 @@ void on_launch_entry() {
 void on_launch_begin(const Sanitizer_LaunchData& l) {
   Recorder* rec = active_recorder();
   Backend& b = *backend;
-  if (l.hStream) b.phases->stream_created(l.hStream);  // the streams to drain before modules change
+  if (l.hStream) b.phases->stream_created(l.context, l.hStream);  // drained before modules change
   // Only launches still held: not NCCL's own kernels, graph nodes or launches the memo served.
   if (!rec || !rec->holds_kernel()) return;
   ContextSlot* s = slot_of(l.context);
@@ -189,9 +210,12 @@ void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb)
   // launch calls can hold one, so other calls do not take the recorder's lock here.
   if (call.exit && !current.slot && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) {
     if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
-    if (backend->phases->due()) switch_phase();
+    if (CUcontext context = current.program_launch) {
+      current.program_launch = nullptr;
+      switch_phase_if_due(context);
+    }
   }
-  if (!call.exit && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) on_launch_entry();
+  if (!call.exit && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) on_launch_entry(cb.context);
 }
 
 void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data) {
@@ -203,13 +227,21 @@ void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
       case SANITIZER_CB_DOMAIN_RESOURCE:
         if (cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED)
           on_module_loaded(*static_cast<const Sanitizer_ResourceModuleData*>(data));
-        else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED) {
+        else if (cbid == SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+          const auto& m = *static_cast<const Sanitizer_ResourceModuleData*>(data);
+          backend->phases->unloading(m.module);
+          backend->memo.forget(reinterpret_cast<uint64_t>(m.context));
+        } else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED) {
           sanitizer_context_created();
           backend->phases->context_created(static_cast<const Sanitizer_ResourceContextData*>(data)->context);
-        } else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED)
-          backend->phases->stream_created(static_cast<const Sanitizer_ResourceStreamData*>(data)->hStream);
-        else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+        } else if (cbid == SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+          forget_context(static_cast<const Sanitizer_ResourceContextData*>(data)->context);
+        } else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED) {
+          const auto& st = *static_cast<const Sanitizer_ResourceStreamData*>(data);
+          backend->phases->stream_created(st.context, st.hStream);
+        } else if (cbid == SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
           backend->phases->stream_destroyed(static_cast<const Sanitizer_ResourceStreamData*>(data)->hStream);
+        }
         break;
       case SANITIZER_CB_DOMAIN_LAUNCH:
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) on_launch_begin(*static_cast<const Sanitizer_LaunchData*>(data));

@@ -24,6 +24,7 @@ bool same_ranges(const std::vector<KernelRange>& a, const std::vector<KernelRang
 
 size_t LaunchKeyHash::operator()(const LaunchKey& k) const noexcept {
   Fnv f;
+  f.add(&k.context, sizeof k.context);
   f.add(&k.function, sizeof k.function);
   f.add(k.grid, sizeof k.grid);
   f.add(k.block, sizeof k.block);
@@ -43,7 +44,7 @@ bool LaunchMemo::reuse(const LaunchKey& key, std::vector<KernelRange>& ranges) {
 }
 
 void LaunchMemo::observe(const LaunchKey& key, const std::vector<KernelRange>& ranges) {
-  if (key.params.empty()) return;
+  if (key.params.empty() || ranges.empty()) return;
   std::lock_guard lock(mu_);
   ++counts_.observed;
   if (varying_.count(key.function)) return;
@@ -60,6 +61,11 @@ void LaunchMemo::observe(const LaunchKey& key, const std::vector<KernelRange>& r
   // Same arguments, other bytes: the kernel reads its addresses from memory.
   varying_.insert(key.function);
   ++counts_.varying_functions;
+}
+
+void LaunchMemo::forget(uint64_t context) {
+  std::lock_guard lock(mu_);
+  std::erase_if(entries_, [context](const auto& e) { return e.first.context == context; });
 }
 
 LaunchMemo::Counts LaunchMemo::counts() const {

@@ -364,10 +364,12 @@ void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) 
 void Recorder::capture_began(StreamRef s) {
   // The graph is known only at the end.
   on_stream(s, [&](StreamId st) { return CaptureBegin{next_seq(), st, 0}; });
+  open_captures_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Recorder::capture_ended(StreamRef s, uint64_t graph) {
   on_stream(s, [&](StreamId st) { return CaptureEnd{next_seq(), st, graph}; });
+  if (open_captures_.load(std::memory_order_relaxed) > 0) open_captures_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // --- memory ----------------------------------------------------------------------------

@@ -6,7 +6,8 @@
 //
 // A key is reused only after kConfirmations instrumented launches reported the same ranges; one
 // disagreement marks the whole function as data-dependent, and its launches are instrumented
-// from then on. Launches whose argument bytes the tracer could not read are never memoised.
+// from then on. Launches whose argument bytes the tracer could not read are never memoised, nor
+// is an empty footprint (a launch that failed reads back an empty table too).
 // What stays unsound (documented in docs/footprints.md): a data-dependent kernel whose first
 // launches happened to agree.
 #pragma once
@@ -23,6 +24,7 @@
 namespace streamhaz::tracer {
 
 struct LaunchKey {
+  uint64_t context = 0;  // a runtime CUkernel handle is the same in every context
   uint64_t function = 0;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
@@ -51,6 +53,9 @@ class LaunchMemo {
   bool reuse(const LaunchKey& key, std::vector<KernelRange>& ranges);
   // An instrumented launch of `key` touched `ranges`.
   void observe(const LaunchKey& key, const std::vector<KernelRange>& ranges);
+  // A module of `context` is unloaded (its function handles may come back for other code) or
+  // the context is destroyed: its keys are forgotten.
+  void forget(uint64_t context);
   Counts counts() const;
 
  private:

@@ -147,8 +147,10 @@ class Recorder {
   // as Access records of `tier` (Exact, or Memo for a footprint reused from identical launches).
   void release_kernel(const std::vector<KernelRange>* ranges, trace::FootprintTier tier = trace::FootprintTier::Exact);
   bool holds_kernel();
-  // The calling thread's held launch as a memo key; false when it holds none.
+  // The calling thread's held launch as a memo key (all but its context); false when it holds none.
   bool held_launch_key(LaunchKey& key);
+  // Stream captures begun and not yet ended, in every thread.
+  int open_captures() const { return open_captures_.load(std::memory_order_relaxed); }
 
   // Operations on streams. `correlation` joins the later activity timestamps (0: none).
   void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
@@ -364,6 +366,7 @@ class Recorder {
   std::atomic<bool> timings_expected_{true};
   KernelArguments kernel_arguments_ = KernelArguments::Drop;
   bool hold_kernels_ = false;
+  std::atomic<int> open_captures_{0};
   StackSource* stack_source_ = nullptr;
   std::unique_ptr<StackTable> stacks_;
   RawFrame stack_scratch_[kMaxStackFrames];
