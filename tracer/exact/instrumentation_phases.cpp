@@ -62,6 +62,21 @@ bool InstrumentationPhases::patched(CUmodule module) {
   return it != modules_.end() && it->second.patched;
 }
 
+std::shared_mutex& InstrumentationPhases::gate(CUcontext context) {
+  std::lock_guard lock(mu_);
+  std::unique_ptr<std::shared_mutex>& g = gates_[context];
+  if (!g) g = std::make_unique<std::shared_mutex>();
+  return *g;
+}
+
+void InstrumentationPhases::enter_launch(CUcontext context) {
+  if (switching_) gate(context).lock_shared();
+}
+
+void InstrumentationPhases::leave_launch(CUcontext context) {
+  if (switching_) gate(context).unlock_shared();
+}
+
 void InstrumentationPhases::launched(CUcontext context, bool served_by_memo) {
   if (!switching_) return;
   std::lock_guard lock(mu_);
@@ -109,6 +124,9 @@ void InstrumentationPhases::set_launch_callbacks() {
 }
 
 void InstrumentationPhases::switch_if_due(CUcontext context) {
+  if (!due(context)) return;
+  // No program launch of this context enters or is under way until the switch is done.
+  std::unique_lock closed(gate(context));
   std::vector<Sanitizer_StreamHandle> streams;
   {
     std::lock_guard lock(mu_);
@@ -116,8 +134,7 @@ void InstrumentationPhases::switch_if_due(CUcontext context) {
     if (it == contexts_.end() || !it->second.due) return;
     streams.assign(it->second.streams.begin(), it->second.streams.end());
   }
-  // Drained with no lock held: another thread's launch, which a collective here may wait for,
-  // takes mu_ on its way.
+  // Drained without mu_: another GPU's launch, which a collective here may wait for, takes it.
   for (Sanitizer_StreamHandle s : streams) api_.synchronize(s);
 
   std::lock_guard patching(patch_mu_);

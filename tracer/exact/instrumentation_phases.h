@@ -12,17 +12,20 @@
 // The Sanitizer's launch callbacks are on while any context learns.
 //
 // A switch happens at the exit of one of the program's own launches on that context (never
-// inside an NCCL call, never while a stream capture is open), with that context's table held so
-// that no instrumented launch of it is under way, after the context's streams were drained
-// without holding any lock another thread's launch needs: a drained collective may wait for a
-// launch on another GPU.
+// inside an NCCL call, never while a stream capture is open). It closes the context's gate (each
+// program launch holds it shared from the entry of its launch call to the exit), drains the
+// context's streams, then patches or unpatches: no kernel of the context's modules runs or is
+// being launched while their code changes. No lock another GPU's launch needs is held meanwhile:
+// a drained collective may wait for it.
 #pragma once
 
 #include <cuda.h>
 #include <sanitizer.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +47,9 @@ class InstrumentationPhases {
   void unloading(CUmodule module);
   bool learning(CUcontext context);
   bool patched(CUmodule module);
+  // A program launch call on `context` enters and leaves (a phase switch waits for it).
+  void enter_launch(CUcontext context);
+  void leave_launch(CUcontext context);
   // Each program launch on `context`: whether the memo served it.
   void launched(CUcontext context, bool served_by_memo);
   // Whether `context`'s last window asked for the other phase.
@@ -52,8 +58,8 @@ class InstrumentationPhases {
   void context_destroyed(CUcontext context);
   void stream_created(CUcontext context, Sanitizer_StreamHandle stream);
   void stream_destroyed(Sanitizer_StreamHandle stream);
-  // Switches `context` when due. The caller holds the context's table (no instrumented launch of
-  // it is under way) and is outside launch callbacks and NCCL calls.
+  // Switches `context` when due. The caller is outside launch callbacks, NCCL calls and its own
+  // launch's gate.
   void switch_if_due(CUcontext context);
 
   struct Counts {
@@ -72,6 +78,7 @@ class InstrumentationPhases {
     bool patched = false;
   };
   bool patch(CUmodule module);  // patch_mu_ held
+  std::shared_mutex& gate(CUcontext context);
   void set_launch_callbacks();  // mu_ held: on while any context learns
 
   const SanitizerApi& api_;
@@ -85,6 +92,8 @@ class InstrumentationPhases {
   std::set<CUcontext> contexts_with_patches_;
   std::map<CUcontext, Context> contexts_;
   std::map<CUmodule, Module> modules_;  // the program's modules (not NCCL's)
+  // Kept for the life of the process: a thread may still hold one while its context goes.
+  std::map<CUcontext, std::unique_ptr<std::shared_mutex>> gates_;
   bool launch_callbacks_ = true;
   Counts counts_;
 };

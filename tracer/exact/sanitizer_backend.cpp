@@ -87,23 +87,14 @@ ContextSlot* slot_of(CUcontext context) {
   return s;
 }
 
-// Switches `context`'s instrumentation phase when due, holding its table: no instrumented launch
-// of the context is between its launch callbacks, so none can find its module patched and then
-// run it unpatched. Called at the exit of a program launch (outside launch callbacks and NCCL
-// calls); deferred while a stream capture is open, where a drain would break the capture.
+// Switches `context`'s instrumentation phase when due (instrumentation_phases.h). Called at the
+// exit of a program launch, outside launch callbacks and NCCL calls; deferred while a stream
+// capture is open, where a drain would break the capture.
 void switch_phase_if_due(CUcontext context) {
   Backend& b = *backend;
   if (!b.phases->due(context)) return;
   if (Recorder* rec = active_recorder(); rec && rec->open_captures() > 0) return;
-  ContextSlot* slot = nullptr;
-  {
-    std::lock_guard lock(b.slots_mutex);
-    auto it = b.slots.find(context);
-    if (it != b.slots.end()) slot = &it->second;
-  }
-  if (slot) slot->busy.lock();
   b.phases->switch_if_due(context);
-  if (slot) slot->busy.unlock();
 }
 
 // A context goes: its table, phase and memo keys with it (a new context may get its handle).
@@ -124,6 +115,7 @@ void on_launch_entry(CUcontext context) {
   current.program_launch = nullptr;
   if (!rec || !b.memoise || !context || !rec->held_launch_key(current.key)) return;
   current.key.context = reinterpret_cast<uint64_t>(context);
+  b.phases->enter_launch(context);  // until this launch call's exit
   current.program_launch = context;
   thread_local std::vector<KernelRange> reused;
   if (b.memo.reuse(current.key, reused)) {
@@ -148,8 +140,8 @@ void on_launch_begin(const Sanitizer_LaunchData& l) {
   ContextSlot* s = slot_of(l.context);
   if (!s) return;
   s->busy.lock();
-  // Asked under the slot's lock: phases switch only while every slot is held (switch_phase), so
-  // the module stays as it is until this launch's table is read back.
+  // A phase switch waits for this launch call to leave (its gate), so the module stays as it is
+  // until this launch's table is read back.
   if (!b.phases->patched(l.module)) {
     s->busy.unlock();
     rec->release_kernel(nullptr);  // a module that could not be patched: the launch runs bare
@@ -206,16 +198,22 @@ void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb)
   call.context = cb.context;
   call.correlation = current.correlation;
   decode_sanitizer_driver_call(cbid, call);
-  // A launch that ended without its launch callbacks (it failed): its record leaves bare. Only
-  // launch calls can hold one, so other calls do not take the recorder's lock here.
-  if (call.exit && !current.slot && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) {
-    if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
-    if (CUcontext context = current.program_launch) {
-      current.program_launch = nullptr;
-      switch_phase_if_due(context);
-    }
+  // Only launch calls can hold a record, so other calls do not take the recorder's lock here.
+  if (!cb.functionName || std::strncmp(cb.functionName, "cuLaunch", 8) != 0) return;
+  if (!call.exit) return on_launch_entry(cb.context);
+  // A launch that ended without its launch callbacks (it failed), or without the end one: its
+  // record leaves bare, and a table it took is given back unread.
+  if (ContextSlot* s = current.slot) {
+    current.slot = nullptr;
+    s->entries_used = fp::kEntries;  // unknown: the next launch clears the whole table
+    s->busy.unlock();
   }
-  if (!call.exit && cb.functionName && std::strncmp(cb.functionName, "cuLaunch", 8) == 0) on_launch_entry(cb.context);
+  if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
+  if (CUcontext context = current.program_launch) {
+    current.program_launch = nullptr;
+    backend->phases->leave_launch(context);
+    switch_phase_if_due(context);
+  }
 }
 
 void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data) {
