@@ -14,9 +14,10 @@
 // A switch happens at the exit of one of the program's own launches on that context (never
 // inside an NCCL call, never while a stream capture is open). It closes the context's gate (each
 // program launch holds it shared from the entry of its launch call to the exit), drains the
-// context's streams, then patches or unpatches: no kernel of the context's modules runs or is
-// being launched while their code changes. No lock another GPU's launch needs is held meanwhile:
-// a drained collective may wait for it.
+// context's streams, then patches or unpatches: no kernel the program launched directly on the
+// context runs or is being launched while module code changes (a CUDA graph launched from
+// another thread in that moment is not held back). No lock another GPU's launch needs is held
+// meanwhile: a drained collective may wait for it.
 #pragma once
 
 #include <cuda.h>
