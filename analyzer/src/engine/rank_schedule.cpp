@@ -29,12 +29,15 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
   size_t live = runs.size();
   while (live) {
     bool moved = false;
-    for (RankRun& run : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      RankRun& run = runs[i];
       if (run.done) continue;
       if (run.engine->blocked()) {
         if (!collectives.ready(run.engine->blocked_on())) continue;
         run.engine->resume();
       }
+      // The next rank's state loads while this one runs (each turn is a few operations).
+      if (i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();
       run.run_until_blocked(record);
       if (run.done) --live;
       moved = true;
@@ -97,6 +100,9 @@ class Scheduler {
       --queued_;
       state_[i] = State::Running;
       ++running_;
+      // This thread's next rank loads while this one runs. Under the lock: a queued rank runs
+      // nowhere, and no thread can take it meanwhile.
+      if (!mine.empty()) runs_[mine.front()].prefetch();
       lock.unlock();
       try {
         step(runs_[i], record);

@@ -38,6 +38,11 @@ struct RankRun {
     }
     return nullptr;
   }
+  // The rank's hot state toward the caches, ahead of its turn (RankEngine::prefetch).
+  void prefetch() const {
+    engine->prefetch();
+    if (reader) RankEngine::prefetch_bytes(reader.get(), sizeof(trace::TraceReader));
+  }
   // Applies records until the rank waits for a collective or ends (then finishes it).
   void run_until_blocked(trace::Record& buffer) {
     RankEngine& e = *engine;

@@ -5,6 +5,7 @@
 // Memory returns to the system when the pool goes, not when a node is freed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -31,6 +32,14 @@ class NodePool {
     }
     if (used_ == block_slots_) add_block();
     return reinterpret_cast<std::byte*>(blocks_.back().get()) + slot_ * used_++;
+  }
+  // Asks the CPU to bring every node block toward its caches (no effect on the contents).
+  void prefetch() const {
+    size_t slots = 8;
+    for (size_t b = 0; b < blocks_.size(); ++b, slots = std::min<size_t>(slots * 2, 256)) {
+      const size_t lines = slot_ / kLine * (b + 1 == blocks_.size() ? used_ : slots);
+      for (size_t i = 0; i < lines; ++i) __builtin_prefetch(&blocks_[b][i], 0, 2);
+    }
   }
   void deallocate(void* p, size_t bytes) noexcept {
     if (bytes > slot_) return ::operator delete(p);

@@ -51,7 +51,8 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   for (;;) {
     bool moved = false;
     uint64_t live = 0;
-    for (RankRun& run : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      RankRun& run = runs[i];
       if (run.done) continue;
       if (run.engine->blocked()) {
         if (!collectives.ready(run.engine->blocked_on())) {
@@ -60,6 +61,7 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
         }
         run.engine->resume();
       }
+      if (i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();  // as run_in_turn does
       run.run_until_blocked(record);
       moved = true;
       live += !run.done;
