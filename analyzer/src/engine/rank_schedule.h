@@ -61,6 +61,11 @@ struct RankRun {
   bool skipped(const trace::Record& r) const;  // a synchronisation left out (memory only)
 };
 
+// From this many ranks on, their states no longer stay in a core's caches between turns (a
+// rank's turn touches some tens of KB; an L2 holds 1 to 4 MB): below it, prefetching ahead of
+// each turn (RankRun::prefetch) only costs instructions.
+inline constexpr size_t kPrefetchFromRanks = 16;
+
 // How many threads a pass uses: AnalysisOptions::jobs (0: every core), at most one per rank.
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
 

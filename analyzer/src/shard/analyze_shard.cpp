@@ -61,7 +61,8 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
         }
         run.engine->resume();
       }
-      if (i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();  // as run_in_turn does
+      if (runs.size() >= kPrefetchFromRanks && i + 1 < runs.size() && !runs[i + 1].done)
+        runs[i + 1].prefetch();  // as run_in_turn does
       run.run_until_blocked(record);
       moved = true;
       live += !run.done;
