@@ -189,6 +189,7 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
 void CollectiveMatcher::resolve(Pending& p) {
   p.resolved = true;
   woken_.insert(woken_.end(), p.waiters.begin(), p.waiters.end());
+  if (!woken_.empty()) any_woken_.store(true, std::memory_order_release);
   p.waiters.clear();
   if (!projected() || p.mismatch) {
     p.posts.clear();
@@ -302,8 +303,12 @@ void CollectiveMatcher::release_all() {
 
 void CollectiveMatcher::take_woken(std::vector<uint32_t>& out) {
   out.clear();
+  // Most steps wake no one: skip the lock the other threads contend for. No wake is lost: the
+  // thread whose post or release_all woke ranks sets the flag and calls this afterwards.
+  if (!any_woken_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   out.swap(woken_);
+  any_woken_.store(false, std::memory_order_relaxed);
 }
 
 void CollectiveMatcher::forget_if_done(PendingMap::iterator it) {

@@ -14,6 +14,7 @@
 // The matcher is thread-safe: ranks may run on several threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -173,6 +174,7 @@ class CollectiveMatcher {
   uint64_t last_done_comm_ = 0;  // most jobs use one or two communicators: skip the hash
   Done* last_done_ = nullptr;
   std::vector<uint32_t> woken_;
+  std::atomic<bool> any_woken_{false};  // woken_ is not empty (read without the lock)
   std::vector<FrontierRef> inputs_;  // resolve's scratch
   FrontierBuilder builder_;
   uint64_t partial_ = 0;
