@@ -1,4 +1,6 @@
 // RankEngine::prefetch: the lines a rank's next turn reads first, requested ahead of it.
+#include <algorithm>
+
 #include "engine/rank_engine.h"
 
 namespace streamhaz::analysis {
