@@ -1,7 +1,8 @@
 // streamhaz-check-mpi: `streamhaz check --no-sync` for traces of thousands of ranks, sharded
 // over MPI processes (mpirun -np N streamhaz-check-mpi TRACE...). Process 0 writes the one
 // merged report, the same as the single-process check's; the exit status is check's: 0 clean,
-// 1 races or a truncated trace, 2 bad input (any process's).
+// 1 races or a truncated trace, 2 bad input (any process's). Irregular collective input (a call
+// posted again after it completed) stops every process with one error and status 2.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -114,6 +115,10 @@ int main(int argc, char** argv) {
       analysis::attach_stacks(input.analysis);
       status = write_report(o, input);
     }
+  } catch (const analysis::IrregularCollectives& e) {
+    // Every process stopped in the same round: one message, and an orderly end.
+    if (me == 0) std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";
+    status = kExitUsage;
   } catch (const std::exception& e) {
     // Bad input on one process: the others wait in a collective, so end them all.
     std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";

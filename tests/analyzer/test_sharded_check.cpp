@@ -113,3 +113,87 @@ TEST_CASE("the sharded check gives the one-process result for any number of proc
   }
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+// Every process's outcome: its result, or the message of what it threw.
+struct ShardOutcome {
+  AnalysisResult result;
+  std::string error;
+};
+
+std::vector<ShardOutcome> sharded_outcomes(const std::vector<std::string>& files, int processes) {
+  Board board(processes);
+  std::vector<ShardOutcome> out(processes);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < processes; ++p)
+    threads.emplace_back([&, p] {
+      ThreadExchange ex(board, p);
+      try {
+        out[p].result = streamhaz::analysis::analyze_shard(files, {}, ex);
+      } catch (const streamhaz::analysis::IrregularCollectives& e) {
+        out[p].error = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+// A 4-rank job in which rank 2 issues the first all-reduce's (communicator, sequence number)
+// again after every rank completed it: irregular input, on which the processes' copies of the
+// matcher could drift apart.
+TraceBuilder repeated_collective_job() {
+  constexpr int kWorld = 4;
+  TraceBuilder run(kWorld);
+  for (int i = 0; i < kWorld; ++i) {
+    RankTraceBuilder& r = run.rank(i);
+    StreamId compute = r.stream("compute stream"), reduction = r.stream("reduction stream");
+    uint64_t buf = r.alloc(4096, "bucket");
+    EventId done = r.event();
+    for (int step = 0; step < 3; ++step) {
+      r.kernel(compute, "backward", {writes(buf, 4096)});
+      r.all_reduce(reduction, buf, buf, 1024, TraceBuilder::comm(0));
+      if (i == 2 && step == 1) {
+        streamhaz::trace::Nccl again;
+        again.op.seq = 900000;
+        again.op.stream = reduction;
+        again.kind = streamhaz::trace::NcclKind::AllReduce;
+        again.sendbuf = again.recvbuf = buf;
+        again.count = 1024;
+        again.elem_bytes = 4;
+        again.comm = TraceBuilder::comm(0);
+        again.rank = 2;
+        again.nranks = kWorld;
+        again.comm_seq = 0;
+        r.add(again);
+      }
+      r.record(done, reduction);
+      r.wait(compute, done);
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the sharded check stops with one error on a collective posted again after it completed", "[sharded]") {
+  const auto dir = fresh_dir();
+  repeated_collective_job().write_dir(dir.string());
+  const auto files = expand_trace_paths({dir.string()});
+  // The one-process check runs such input in one order and reports on it.
+  REQUIRE_NOTHROW(streamhaz::analysis::analyze(files));
+  for (int processes : {1, 2, 4}) {
+    CAPTURE(processes);
+    const std::vector<ShardOutcome> out = sharded_outcomes(files, processes);
+    // Every process stops in the same round, with the same message: what and where.
+    for (const ShardOutcome& o : out) {
+      CHECK(o.error == out[0].error);
+      CHECK(o.result.findings.empty());
+    }
+    CHECK_THAT(out[0].error, Catch::Matchers::Contains("rank2.shz") &&
+                                 Catch::Matchers::Contains("again after it completed") &&
+                                 Catch::Matchers::Contains("sequence number 0") &&
+                                 Catch::Matchers::Contains("streamhaz check"));
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -96,8 +96,9 @@ FrontierRef CollectiveMatcher::build() {
 }
 
 // The pending entry of a call no rank has posted yet: a recycled map node when there is one.
-CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(const CollectiveKey& key, const trace::Nccl& n) {
-  if (completed_before(key)) irregular_ = true;
+CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(uint32_t index, const trace::Nccl& n) {
+  const CollectiveKey key{n.comm, n.comm_seq};
+  if (completed_before(key)) flag_irregular(Irregularity::What::PostedAfterCompleted, index, n);
   PendingMap::node_type node;
   if (!spare_.empty()) {
     node = std::move(spare_.back());
@@ -114,12 +115,17 @@ CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(const Collective
   return pending_.insert(std::move(node)).position;
 }
 
+void CollectiveMatcher::flag_irregular(Irregularity::What what, uint32_t index, const trace::Nccl& n) {
+  if (!irregular_) first_irregularity_ = Irregularity{what, index, n};
+  irregular_ = true;
+}
+
 bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
                                     std::span<const FrontierRef> known, bool taken_here) {
   const CollectiveKey key{n.comm, n.comm_seq};
   auto it = pending_.find(key);
   if (it == pending_.end()) {
-    it = open(key, n);
+    it = open(index, n);
   } else {
     Pending& p = it->second;
     const bool differs = p.kind != n.kind || p.count != n.count || p.nranks != n.nranks ||
@@ -133,17 +139,20 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     }
   }
   Pending& p = it->second;
+  // Every rank had posted: whether or not this copy forgot the call yet, a repeat is the same
+  // irregularity (replicated copies forget at different times).
+  if (p.posted >= p.nranks) flag_irregular(Irregularity::What::PostedAfterCompleted, index, n);
   if (n.rank >= p.nranks) {
-    irregular_ = true;
+    flag_irregular(Irregularity::What::RankOutsideCommunicator, index, n);
   } else {
     if (p.comm_ranks_seen.size() < p.nranks) p.comm_ranks_seen.resize(p.nranks, false);
-    if (p.comm_ranks_seen[n.rank]) irregular_ = true;
+    if (p.comm_ranks_seen[n.rank]) flag_irregular(Irregularity::What::CommRankTwice, index, n);
     p.comm_ranks_seen[n.rank] = true;
   }
   ++p.posted;
   if (taken_here) ++p.waiting;
   if (p.posted > p.nranks) {
-    irregular_ = true;
+    flag_irregular(Irregularity::What::MorePostsThanRanks, index, n);
     if (!p.mismatch && !p.resolved) {
       p.mismatch = true;
       ++mismatched_;
@@ -180,6 +189,7 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
 void CollectiveMatcher::resolve(Pending& p) {
   p.resolved = true;
   woken_.insert(woken_.end(), p.waiters.begin(), p.waiters.end());
+  if (!woken_.empty()) any_woken_.store(true, std::memory_order_release);
   p.waiters.clear();
   if (!projected() || p.mismatch) {
     p.posts.clear();
@@ -293,8 +303,12 @@ void CollectiveMatcher::release_all() {
 
 void CollectiveMatcher::take_woken(std::vector<uint32_t>& out) {
   out.clear();
+  // Most steps wake no one: skip the lock the other threads contend for. No wake is lost: the
+  // thread whose post or release_all woke ranks sets the flag and calls this afterwards.
+  if (!any_woken_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   out.swap(woken_);
+  any_woken_.store(false, std::memory_order_relaxed);
 }
 
 void CollectiveMatcher::forget_if_done(PendingMap::iterator it) {

@@ -14,6 +14,7 @@
 // The matcher is thread-safe: ranks may run on several threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -34,6 +35,15 @@ using CollectiveKey = std::pair<uint64_t, uint64_t>;  // communicator hash, sequ
 inline bool is_collective(const trace::Nccl& n) {
   return n.nranks > 1 && n.kind != trace::NcclKind::Send && n.kind != trace::NcclKind::Recv;
 }
+
+// The first post that made the input irregular (CollectiveMatcher::irregular): what was wrong
+// and where, for a message that points at the trace.
+struct Irregularity {
+  enum class What { RankOutsideCommunicator, CommRankTwice, MorePostsThanRanks, PostedAfterCompleted };
+  What what = What::MorePostsThanRanks;
+  uint32_t index = 0;  // the posting rank's place in the analysis (its trace file)
+  trace::Nccl call;    // the post: communicator, sequence number, communicator rank, operation seq
+};
 
 // One rank's post as it travels between processes (replicated matchers, analyze_shard).
 struct PostRecord {
@@ -94,6 +104,7 @@ class CollectiveMatcher {
   // More posts to a key than its ranks, a communicator rank posted twice, or a key posted
   // again after it completed: the outcome may depend on the order ranks were run in.
   bool irregular() const { return irregular_; }
+  const Irregularity& first_irregularity() const { return first_irregularity_; }
 
  private:
   // A post's start clock and known frontiers live in its Pending's flat arrays, so that a
@@ -141,7 +152,8 @@ class CollectiveMatcher {
   };
   bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
                    std::span<const FrontierRef> known, bool taken_here = true);
-  PendingMap::iterator open(const CollectiveKey& key, const trace::Nccl& n);
+  PendingMap::iterator open(uint32_t index, const trace::Nccl& n);
+  void flag_irregular(Irregularity::What what, uint32_t index, const trace::Nccl& n);
   void resolve(Pending& p);
   const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
   FrontierRef build();
@@ -162,11 +174,13 @@ class CollectiveMatcher {
   uint64_t last_done_comm_ = 0;  // most jobs use one or two communicators: skip the hash
   Done* last_done_ = nullptr;
   std::vector<uint32_t> woken_;
+  std::atomic<bool> any_woken_{false};  // woken_ is not empty (read without the lock)
   std::vector<FrontierRef> inputs_;  // resolve's scratch
   FrontierBuilder builder_;
   uint64_t partial_ = 0;
   uint64_t mismatched_ = 0;
   bool irregular_ = false;
+  Irregularity first_irregularity_;
 };
 
 }  // namespace streamhaz::analysis

@@ -45,6 +45,12 @@ class RankEngine {
   const CollectiveKey& blocked_on() const { return blocked_->key; }
   void resume();  // the collective matched (or was given up): its stream joins the starts
 
+  // Brings this rank's hot state (the engine, its streams, events and shadow-memory nodes)
+  // toward the caches while another rank runs: with a thousand ranks taking turns at every
+  // collective, each turn otherwise starts with that state evicted. Changes nothing.
+  void prefetch() const;
+  static void prefetch_bytes(const void* p, size_t bytes);
+
   int rank() const { return rank_; }
   uint32_t index() const { return index_; }
   uint64_t operations() const { return operations_; }

@@ -27,14 +27,18 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
   trace::Record record;
   std::vector<uint32_t> woken;
   size_t live = runs.size();
+  const bool prefetch = runs.size() >= kPrefetchFromRanks;
   while (live) {
     bool moved = false;
-    for (RankRun& run : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      RankRun& run = runs[i];
       if (run.done) continue;
       if (run.engine->blocked()) {
         if (!collectives.ready(run.engine->blocked_on())) continue;
         run.engine->resume();
       }
+      // The next rank's state loads while this one runs (each turn is a few operations).
+      if (prefetch && i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();
       run.run_until_blocked(record);
       if (run.done) --live;
       moved = true;
@@ -97,6 +101,9 @@ class Scheduler {
       --queued_;
       state_[i] = State::Running;
       ++running_;
+      // This thread's next rank loads while this one runs. Under the lock: a queued rank runs
+      // nowhere, and no thread can take it meanwhile.
+      if (prefetch_ && !mine.empty()) runs_[mine.front()].prefetch();
       lock.unlock();
       try {
         step(runs_[i], record);
@@ -154,6 +161,7 @@ class Scheduler {
 
   std::vector<RankRun>& runs_;
   CollectiveMatcher& collectives_;
+  const bool prefetch_ = runs_.size() >= kPrefetchFromRanks;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::deque<uint32_t>> queues_;

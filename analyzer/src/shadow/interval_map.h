@@ -79,6 +79,7 @@ class IntervalMap {
   }
 
   size_t size() const { return cells_.size(); }
+  void prefetch() const { pool_.prefetch(); }  // the nodes toward the caches (node_pool.h)
   const Map& cells() const { return cells_; }
 
  private:

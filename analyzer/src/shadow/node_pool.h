@@ -5,6 +5,7 @@
 // Memory returns to the system when the pool goes, not when a node is freed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -18,9 +19,11 @@ class NodePool {
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;
 
-  // Blocks of one slot size, the size of the first request (a map asks for one node size).
+  // Blocks of one slot size, the size of the first request (a map asks for one node size)
+  // rounded up to whole cache lines: a tree walk reads a node's links and key, its first 40
+  // bytes, which then always lie in one line (with 16-byte slots, half the nodes straddle two).
   void* allocate(size_t bytes) {
-    if (slot_ == 0) slot_ = (bytes + kAlign - 1) / kAlign * kAlign;
+    if (slot_ == 0) slot_ = (bytes + kLine - 1) / kLine * kLine;
     if (bytes > slot_) return ::operator new(bytes);
     if (free_) {
       Free* f = free_;
@@ -28,7 +31,15 @@ class NodePool {
       return f;
     }
     if (used_ == block_slots_) add_block();
-    return blocks_.back().get() + slot_ * used_++;
+    return reinterpret_cast<std::byte*>(blocks_.back().get()) + slot_ * used_++;
+  }
+  // Asks the CPU to bring every node block toward its caches (no effect on the contents).
+  void prefetch() const {
+    size_t slots = 8;
+    for (size_t b = 0; b < blocks_.size(); ++b, slots = std::min<size_t>(slots * 2, 256)) {
+      const size_t lines = slot_ / kLine * (b + 1 == blocks_.size() ? used_ : slots);
+      for (size_t i = 0; i < lines; ++i) __builtin_prefetch(&blocks_[b][i], 0, 2);
+    }
   }
   void deallocate(void* p, size_t bytes) noexcept {
     if (bytes > slot_) return ::operator delete(p);
@@ -36,14 +47,17 @@ class NodePool {
   }
 
  private:
-  static constexpr size_t kAlign = alignof(std::max_align_t);
+  static constexpr size_t kLine = 64;
+  struct alignas(kLine) Line {
+    std::byte bytes[kLine];
+  };
   struct Free {
     Free* next;
   };
   void add_block() {
     // Small maps stay small: blocks grow from 8 slots to 256.
     block_slots_ = blocks_.empty() ? 8 : std::min<size_t>(block_slots_ * 2, 256);
-    blocks_.push_back(std::make_unique_for_overwrite<std::byte[]>(slot_ * block_slots_));
+    blocks_.push_back(std::make_unique_for_overwrite<Line[]>(slot_ / kLine * block_slots_));
     used_ = 0;
   }
 
@@ -51,7 +65,7 @@ class NodePool {
   size_t block_slots_ = 0;
   size_t used_ = 0;
   Free* free_ = nullptr;
-  std::vector<std::unique_ptr<std::byte[]>> blocks_;
+  std::vector<std::unique_ptr<Line[]>> blocks_;  // line-aligned
 };
 
 // A standard allocator over a NodePool: single objects from the pool, arrays from the heap.

@@ -41,6 +41,7 @@ class ShadowMemory {
   void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
 
   const IntervalMap<ShadowCell>& cells() const { return cells_; }
+  void prefetch() const { cells_.prefetch(); }
 
  private:
   IntervalMap<ShadowCell> cells_;

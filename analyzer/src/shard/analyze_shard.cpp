@@ -2,7 +2,8 @@
 // until each waits for a collective or ends, then all processes swap the posts of the round;
 // every process applies all of them, in process order, to its copy of the matcher. When no
 // process moved in a round, every copy releases the pending collectives at once (the same
-// standstill the one-process check releases at).
+// standstill the one-process check releases at). A process whose copy found irregular input
+// says so in the next round's message, and then every process stops with the same error.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "engine/rank_schedule.h"
 #include "findings/timing_backfill.h"
 #include "footprints/kernel_summary.h"
+#include "shard/irregular_input.h"
 #include "shard/wire.h"
 #include "streamhaz/analysis/sharded.h"
 
@@ -49,7 +51,8 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   for (;;) {
     bool moved = false;
     uint64_t live = 0;
-    for (RankRun& run : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      RankRun& run = runs[i];
       if (run.done) continue;
       if (run.engine->blocked()) {
         if (!collectives.ready(run.engine->blocked_on())) {
@@ -58,11 +61,19 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
         }
         run.engine->resume();
       }
+      if (runs.size() >= kPrefetchFromRanks && i + 1 < runs.size() && !runs[i + 1].done)
+        runs[i + 1].prefetch();  // as run_in_turn does
       run.run_until_blocked(record);
       moved = true;
       live += !run.done;
     }
     wire::Writer w;
+    // Irregular input found by this copy while applying the last round's posts.
+    w.u64(collectives.irregular());
+    if (collectives.irregular()) {
+      const Irregularity& what = collectives.first_irregularity();
+      w.str(describe_irregularity(what, trace_files[what.index], ranks[what.index]));
+    }
     w.u64(moved);
     w.u64(live);
     const std::vector<PostRecord> posts = collectives.take_outbox();
@@ -78,8 +89,13 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
     std::vector<uint64_t> unused_by_all, reported;
     bool first = true;
     int from = 0;
+    std::string irregular;  // the lowest process's description: the same on every process
     for (const std::string& msg : exchange.all_gather(w.bytes())) {
       wire::Reader r(msg);
+      if (r.u64()) {
+        std::string described = r.str();
+        if (irregular.empty()) irregular = std::move(described);
+      }
       anyone_moved |= r.u64() != 0;
       anyone_live += r.u64();
       const uint64_t n = r.u64();
@@ -98,6 +114,8 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
       }
       first = false;
     }
+    // Every process read the same messages: all stop here, before the copies can drift.
+    if (!irregular.empty()) throw IrregularCollectives(irregular);
     collectives.forget_frontiers(unused_by_all);
     collectives.take_woken(woken);  // the rounds look at every rank anyway: do not let it grow
     if (anyone_live == 0) break;

@@ -22,6 +22,7 @@ void Writer::post(const PostRecord& p) {
   u64(uint64_t(int64_t(n.peer)));
   u64(n.comm);
   u64(n.comm_seq);
+  u64(n.op.seq);  // names the call in an error about irregular input
   u64(p.start.size());
   for (size_t i = 0; i < p.start.size(); ++i) u64(p.start.data()[i]);
   u64(p.known.size());
@@ -122,6 +123,7 @@ PostRecord Reader::post() {
   n.peer = int32_t(int64_t(u64()));
   n.comm = u64();
   n.comm_seq = u64();
+  n.op.seq = u64();
   const uint64_t size = u64();
   for (uint64_t i = 0; i < size; ++i) p.start.set(TimelineId(i), ClockValue(u64()));
   const uint64_t known = u64();

@@ -6,6 +6,7 @@
 // The transport belongs to the caller (MPI in mpi/; threads in the tests).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,18 @@ class ShardExchange {
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
 };
 
+// Irregular collective input (a call posted again after it completed, twice by one communicator
+// rank, by more ranks than it has): the processes' copies of the matcher could drift apart on
+// it, so every process throws this, in the same round and with the same message (what, where).
+class IrregularCollectives : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Process 0 gets what analyze(trace_files, options) gives (`jobs` and `dense_clocks` aside);
 // the other processes get an empty result. Bad input throws trace::TraceError on the process
-// that reads it; the caller must end the others (MPI_Abort).
+// that reads it; the caller must end the others (MPI_Abort). Irregular collective input throws
+// IrregularCollectives on every process (no process is left waiting).
 AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const AnalysisOptions& options,
                              ShardExchange& exchange);
 

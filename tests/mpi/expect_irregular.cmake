@@ -1,0 +1,28 @@
+# Runs `mpirun ... streamhaz-check-mpi` on traces with a collective posted again after it
+# completed and fails unless it stops with status 2 and one error naming the trace and the
+# call (no report, no MPI_Abort).
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+execute_process(COMMAND ${MPIEXEC} --oversubscribe -np ${NP} ${CHECK_MPI} ${TRACES}
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "exit status ${rc}, expected 2\n${out}\n${err}")
+endif()
+if(NOT out STREQUAL "")
+  message(FATAL_ERROR "a report was written on irregular input:\n${out}")
+endif()
+string(REGEX MATCHALL "streamhaz-check-mpi: irregular NCCL input" errors "${err}")
+list(LENGTH errors n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "expected one error, got ${n}:\n${err}")
+endif()
+foreach(part "rank5.shz" "operation seq 900000" "sequence number 0" "again after it completed" "MPI_ABORT")
+  string(FIND "${err}" "${part}" at)
+  if(part STREQUAL "MPI_ABORT")
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "the processes were aborted instead of ending together:\n${err}")
+    endif()
+  elseif(at EQUAL -1)
+    message(FATAL_ERROR "the error does not say \"${part}\":\n${err}")
+  endif()
+endforeach()
