@@ -107,6 +107,8 @@ TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
   s.records_lost = r.records_lost();
   if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
     s.dropped_records = d->get<uint64_t>();
+  if (auto f = r.header().find("footprints"); f != r.header().end() && *f == "exact")
+    s.exact_tier_pointer_only = engine.kernels_by_tier()[static_cast<size_t>(trace::FootprintTier::Pointer)];
   return s;
 }
 
@@ -123,6 +125,13 @@ void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
     warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
                                    "operations among them were not checked",
                                    s.path, s.dropped_records));
+  if (s.exact_tier_pointer_only)
+    warnings.push_back(fmt::format(
+        "{}: {} kernel launch(es) of this exact-tier trace have only pointer-tier footprints (launches the "
+        "steady phase ran bare because the launch memo did not know them, CUDA graph nodes, or launches whose "
+        "instrumentation reported nothing): their conflicts are possible races; `streamhaz run --footprints exact "
+        "--exact-launches every` instruments every launch",
+        s.path, s.exact_tier_pointer_only));
 }
 
 void collective_warnings(const CollectiveMatcher& c, std::vector<std::string>& warnings) {

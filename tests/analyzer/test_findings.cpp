@@ -124,6 +124,30 @@ TEST_CASE("a trace whose tracer dropped records is analysed with a warning sayin
   CHECK_THAT(res.warnings[0], Catch::Contains("dropped 3 records"));
 }
 
+TEST_CASE("an exact-tier trace with kernels known only by their pointers says so, once per trace", "[findings]") {
+  TwoStreams t;
+  t.r.set_header_field("footprints", "exact");
+  t.r.kernel(t.a, "served_by_memo", {writes(t.buf, 4096)}, 10, FootprintTier::Memo);
+  t.r.kernel(t.b, "ran_bare", {pointer_arg(t.buf)}, 10, FootprintTier::Pointer);
+  t.r.kernel(t.b, "ran_bare_too", {pointer_arg(t.buf + 64)}, 10, FootprintTier::Pointer);
+  auto res = t.analyze();
+  REQUIRE(res.traces.size() == 1);
+  CHECK(res.traces[0].exact_tier_pointer_only == 2);
+  REQUIRE(res.warnings.size() == 1);
+  CHECK_THAT(res.warnings[0], Catch::Contains("2 kernel launch(es) of this exact-tier trace have only pointer-tier "
+                                              "footprints") &&
+                                  Catch::Contains("--exact-launches every"));
+}
+
+TEST_CASE("pointer-only kernels of a pointer-tier trace are the tier itself: no warning", "[findings]") {
+  TwoStreams t;
+  t.r.set_header_field("footprints", "pointer");
+  t.r.kernel(t.b, "pointer_only", {pointer_arg(t.buf)}, 10, FootprintTier::Pointer);
+  auto res = t.analyze();
+  CHECK(res.traces[0].exact_tier_pointer_only == 0);
+  CHECK(res.warnings.empty());
+}
+
 TEST_CASE("a file that is not a trace throws TraceError", "[findings]") {
   const auto dir = fresh_dir();
   std::filesystem::create_directories(dir);

@@ -94,6 +94,7 @@ void Writer::summary(const TraceSummary& s) {
   str(s.truncation);
   u64(s.records_lost);
   u64(s.dropped_records);
+  u64(s.exact_tier_pointer_only);
 }
 
 uint64_t Reader::u64() {
@@ -168,6 +169,7 @@ TraceSummary Reader::summary() {
   s.truncation = str();
   s.records_lost = u64();
   s.dropped_records = u64();
+  s.exact_tier_pointer_only = u64();
   return s;
 }
 

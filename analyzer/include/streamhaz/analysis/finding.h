@@ -104,6 +104,9 @@ struct TraceSummary {
   std::string truncation;
   uint64_t records_lost = 0;     // at least this many records of a truncated trace are lost
   uint64_t dropped_records = 0;  // records the tracer could not make (it says so in the trace)
+  // A trace of the exact tier: kernels whose footprint is only their pointer arguments (launches
+  // its steady phase ran bare, graph nodes, launches whose instrumentation reported nothing).
+  uint64_t exact_tier_pointer_only = 0;
 };
 
 struct AnalysisResult {
