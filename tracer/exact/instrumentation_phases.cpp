@@ -63,9 +63,16 @@ bool InstrumentationPhases::patched(CUmodule module) {
 }
 
 std::shared_mutex& InstrumentationPhases::gate(CUcontext context) {
+  // Twice per program launch: a thread keeps launching on one context, and gates are never
+  // erased, so the last one found stays valid without mu_.
+  thread_local CUcontext last_context = nullptr;
+  thread_local std::shared_mutex* last_gate = nullptr;
+  if (context == last_context && last_gate) return *last_gate;
   std::lock_guard lock(mu_);
   std::unique_ptr<std::shared_mutex>& g = gates_[context];
   if (!g) g = std::make_unique<std::shared_mutex>();
+  last_context = context;
+  last_gate = g.get();
   return *g;
 }
 
