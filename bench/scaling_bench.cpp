@@ -2,8 +2,9 @@
 // writes a synthetic ZeRO-2 job (bench/synthetic_zero2.h; one communicator of all ranks, an
 // all-reduce per IPG bucket and an all-gather per step) with the same operations per rank,
 // checks it in a child process and prints, per rank count: CPU time per operation on one
-// thread, with the default (projected) clocks and with the dense all-rank reference clocks;
-// peak RSS per rank; and the wall-clock speed-up of --jobs 0 (every core) over one thread.
+// thread, with the default (projected) clocks, with them but no rank running ahead of a
+// collective, and with the dense all-rank reference clocks; peak RSS per rank; and the
+// wall-clock speed-up of --jobs 0 (every core) over one thread.
 // It then extrapolates per-operation time and memory per rank to 16,384 ranks by a
 // least-squares line through the measured points.
 //
@@ -47,7 +48,7 @@ double now_s() {
 }
 
 // Checks the files in a child process, so that its peak RSS is this check's alone.
-Measured check_in_child(const std::vector<std::string>& files, bool dense, unsigned jobs) {
+Measured check_in_child(const std::vector<std::string>& files, bool dense, unsigned jobs, bool run_ahead = true) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
   const pid_t child = ::fork();
@@ -56,6 +57,7 @@ Measured check_in_child(const std::vector<std::string>& files, bool dense, unsig
     analysis::AnalysisOptions o;
     o.dense_clocks = dense;
     o.jobs = jobs;
+    if (!run_ahead) o.run_ahead = 0;
     o.backfill_timings = false;
     rusage before{}, after{};
     ::getrusage(RUSAGE_SELF, &before);
@@ -136,10 +138,10 @@ int main(int argc, char** argv) {
   std::printf("synthetic ZeRO-2 job, %llu operations per rank, %u cores; CPU time per operation on one thread%s\n",
               (unsigned long long)ops_per_rank, cores,
               repeat > 1 ? (", fastest of " + std::to_string(repeat) + " runs (wall times too)").c_str() : "");
-  std::printf("| ranks | operations | µs/op projected | µs/op dense (reference) | dense / projected | peak RSS MB | "
-              "KB per rank | wall s, 1 thread | wall s, %u threads | speed-up |\n",
+  std::printf("| ranks | operations | µs/op projected | µs/op, no running ahead | µs/op dense (reference) | "
+              "dense / projected | peak RSS MB | KB per rank | wall s, 1 thread | wall s, %u threads | speed-up |\n",
               cores);
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> xs, us_per_op, kb_per_rank;
   double base_us = 0;  // at 8 ranks (the target's reference), else the first count
   int base_ranks = 0;
@@ -153,22 +155,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "scaling_bench: writing the %d-rank job failed\n", world);
       return 1;
     }
-    Measured one, all, dense;
+    Measured one, all, dense, lockstep;
     double one_wall = 0;  // the fastest one-thread wall time, for the speed-up
     for (int r = 0; r < repeat; ++r) {
-      const Measured a = check_in_child(files, false, 1), b = check_in_child(files, false, 0);
-      if (!a.ok || !b.ok) {
+      const Measured a = check_in_child(files, false, 1), b = check_in_child(files, false, 0),
+                     c = check_in_child(files, false, 1, false);
+      if (!a.ok || !b.ok || !c.ok) {
         one.ok = all.ok = false;
         break;
       }
       if (r == 0 || a.cpu_s < one.cpu_s) one = a;
       if (r == 0 || a.wall_s < one_wall) one_wall = a.wall_s;
       if (r == 0 || b.wall_s < all.wall_s) all = b;
+      if (r == 0 || c.cpu_s < lockstep.cpu_s) lockstep = c;
     }
     if (world <= dense_up_to) dense = check_in_child(files, true, 1);
     if (keep) std::printf("traces kept in %s\n", dir.c_str());
     else std::filesystem::remove_all(dir);
-    if (!one.ok || !all.ok || one.findings || all.findings || (dense.ok && dense.findings)) {
+    if (!one.ok || !all.ok || one.findings || all.findings || lockstep.findings || (dense.ok && dense.findings)) {
       std::fprintf(stderr, "scaling_bench: the %d-rank check failed or found races in a clean job\n", world);
       failed = true;
       continue;
@@ -180,8 +184,8 @@ int main(int argc, char** argv) {
     xs.push_back(world);
     us_per_op.push_back(us);
     kb_per_rank.push_back(kb);
-    std::printf("| %d | %llu | %.3f | %s | %s | %.1f | %.0f | %.2f | %.2f | %.2f× |\n", world,
-                (unsigned long long)one.ops, us, dense.ok ? std::to_string(dense_us).substr(0, 5).c_str() : "—",
+    std::printf("| %d | %llu | %.3f | %.3f | %s | %s | %.1f | %.0f | %.2f | %.2f | %.2f× |\n", world,
+                (unsigned long long)one.ops, us, lockstep.cpu_s / double(lockstep.ops) * 1e6, dense.ok ? std::to_string(dense_us).substr(0, 5).c_str() : "—",
                 dense.ok ? (std::to_string(dense_us / us).substr(0, 4) + "×").c_str() : "—", one.peak_mb, kb,
                 one_wall, all.wall_s, one_wall / all.wall_s);
     std::fflush(stdout);

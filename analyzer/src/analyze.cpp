@@ -35,6 +35,7 @@ CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
                  const KernelSummaries* summaries) {
   pass.collectives = std::make_unique<CollectiveMatcher>(clocks_of(options));
+  pass.collectives->set_run_ahead(options.run_ahead);
   if (options.dense_clocks) pass.dense_timelines = std::make_unique<TimelineRegistry>();
   for (size_t i = 0; i < pass.runs.size(); ++i) {
     RankRun& run = pass.runs[i];
@@ -45,18 +46,22 @@ void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOption
   }
 }
 
-// Runs the pass; on input whose outcome could depend on the order ranks ran in, runs it again
-// on one thread (`rebuild` makes a fresh pass), so every --jobs gives the one-thread result.
+// Runs the pass, and again (`rebuild` makes a fresh pass): without running ahead when a rank
+// ran ahead of a collective that did bring it order, and on one thread when the outcome could
+// depend on the order ranks ran in (so every --jobs gives the one-thread result).
 void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pass()>& rebuild) {
   const unsigned threads = worker_threads(options, pass.runs.size());
-  if (threads <= 1) {
-    run_in_turn(pass.runs, *pass.collectives);
-    return;
+  bool in_turn = threads <= 1;
+  bool ahead = true;
+  for (;;) {
+    if (!ahead) pass.collectives->set_run_ahead(0);
+    if (in_turn) run_in_turn(pass.runs, *pass.collectives);
+    else run_in_parallel(pass.runs, *pass.collectives, threads);
+    if (pass.collectives->speculation_failed()) ahead = false;
+    else if (!in_turn && pass.collectives->irregular()) in_turn = true;
+    else return;
+    pass = rebuild();
   }
-  run_in_parallel(pass.runs, *pass.collectives, threads);
-  if (!pass.collectives->irregular()) return;
-  pass = rebuild();
-  run_in_turn(pass.runs, *pass.collectives);
 }
 
 // Findings in rank order, warnings about collectives: shared by both entry points.

@@ -141,7 +141,7 @@ TEST_CASE("replicated matcher: frontiers no rank holds are reported and forgotte
   CHECK(m.unused_frontiers().empty());  // the ranks' receipts hold it
 
   // The next call names it as known: the posts keep it alive until they resolve.
-  std::vector<FrontierRef> known{k0};
+  std::vector<Known> known{k0};
   CHECK(m.post(0, all_reduce(0, 2, 2), clock_of({3}), known));
   CHECK(m.post(1, all_reduce(1, 2, 2), clock_of({0, 4}), known));
   for (const PostRecord& p : m.take_outbox()) m.apply(p);

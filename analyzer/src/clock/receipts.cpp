@@ -4,13 +4,13 @@
 
 namespace streamhaz::analysis {
 
-void Receipts::add(TimelineId timeline, ClockValue value, FrontierRef knowledge) {
-  if (!knowledge) return;
+void Receipts::add(TimelineId timeline, ClockValue value, Known knowledge) {
+  if (!knowledge.frontier && !knowledge.promise) return;
   if (timeline >= by_timeline_.size()) by_timeline_.resize(timeline + 1);
   by_timeline_[timeline].at.emplace_back(value, std::move(knowledge));  // ticks only grow
 }
 
-void Receipts::known(const VectorClock& clock, std::vector<FrontierRef>& out) const {
+void Receipts::known(const VectorClock& clock, std::vector<Known>& out) const {
   const size_t first = out.size();
   for (TimelineId t = 0; t < by_timeline_.size(); ++t) {
     const auto& at = by_timeline_[t].at;
@@ -21,19 +21,17 @@ void Receipts::known(const VectorClock& clock, std::vector<FrontierRef>& out) co
       continue;
     }
     auto it = std::upper_bound(at.begin(), at.end(), c,
-                               [](ClockValue v, const std::pair<ClockValue, FrontierRef>& e) { return v < e.first; });
+                               [](ClockValue v, const std::pair<ClockValue, Known>& e) { return v < e.first; });
     if (it == at.begin()) continue;
     out.push_back(std::prev(it)->second);
   }
-  if (out.size() - first > 1) {
-    if (first == 0) {
-      drop_covered(out);
-    } else {
-      std::vector<FrontierRef> mine(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-      drop_covered(mine);
-      out.resize(first);
-      out.insert(out.end(), mine.begin(), mine.end());
-    }
+  if (first == 0) {
+    settle_known(out);
+  } else if (out.size() > first) {
+    mine_.assign(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+    settle_known(mine_);
+    out.resize(first);
+    out.insert(out.end(), mine_.begin(), mine_.end());
   }
 }
 
@@ -46,7 +44,7 @@ void Receipts::prune(TimelineId timeline, std::vector<ClockValue>& live) {
   Table& table = by_timeline_[timeline];
   std::sort(live.begin(), live.end());
   live.erase(std::unique(live.begin(), live.end()), live.end());
-  std::vector<std::pair<ClockValue, FrontierRef>>& kept = kept_;
+  std::vector<std::pair<ClockValue, Known>>& kept = kept_;
   kept.clear();
   size_t i = 0;
   for (ClockValue v : live) {

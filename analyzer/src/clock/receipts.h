@@ -2,13 +2,14 @@
 // stream's timeline and is noted here with the frontier it brought. A clock of the rank knows a
 // receipt iff it covers that tick, so what a clock knows of other ranks is the frontier of the
 // latest receipt it covers on each timeline: a handful of shared pointers, whatever the rank
-// count. That is what a rank posts at its next collective.
+// count. That is what a rank posts at its next collective. A receipt of a collective the rank
+// ran ahead of holds the promise of its frontier (knowledge.h).
 #pragma once
 
 #include <utility>
 #include <vector>
 
-#include "clock/frontier.h"
+#include "clock/knowledge.h"
 #include "clock/vector_clock.h"
 
 namespace streamhaz::analysis {
@@ -16,12 +17,11 @@ namespace streamhaz::analysis {
 class Receipts {
  public:
   // Receipt at `value` of `timeline` (the stream's tick right after it joined the collective).
-  void add(TimelineId timeline, ClockValue value, FrontierRef knowledge);
-  // Appends to `out` the frontiers `clock` knows: one per timeline at most, those covered by
-  // another dropped.
-  void known(const VectorClock& clock, std::vector<FrontierRef>& out) const;
-  std::vector<FrontierRef> known(const VectorClock& clock) const {
-    std::vector<FrontierRef> out;
+  void add(TimelineId timeline, ClockValue value, Known knowledge);
+  // Appends to `out` what `clock` knows: one entry per timeline at most, settled (settle_known).
+  void known(const VectorClock& clock, std::vector<Known>& out) const;
+  std::vector<Known> known(const VectorClock& clock) const {
+    std::vector<Known> out;
     known(clock, out);
     return out;
   }
@@ -36,10 +36,11 @@ class Receipts {
 
  private:
   struct Table {
-    std::vector<std::pair<ClockValue, FrontierRef>> at;  // by value
+    std::vector<std::pair<ClockValue, Known>> at;  // by value
     size_t prune_at = 16;
   };
-  std::vector<std::pair<ClockValue, FrontierRef>> kept_;  // prune's scratch
+  std::vector<std::pair<ClockValue, Known>> kept_;  // prune's scratch
+  mutable std::vector<Known> mine_;                 // known's scratch
   std::vector<Table> by_timeline_;
 };
 

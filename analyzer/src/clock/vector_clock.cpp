@@ -67,4 +67,11 @@ bool VectorClock::operator==(const VectorClock& o) const {
   return true;
 }
 
+bool VectorClock::covers_all(const VectorClock& other) const {
+  const ClockValue* o = other.data();
+  for (uint32_t i = 0; i < other.size_; ++i)
+    if (o[i] > get(i)) return false;
+  return true;
+}
+
 }  // namespace streamhaz::analysis

@@ -52,6 +52,8 @@ class VectorClock {
   bool join(const ClockValue* v, size_t n);
   // Does the operation at `e` happen before (or is it) the point this clock describes?
   bool covers(Epoch e) const { return e.clock <= get(e.timeline); }
+  // Does this clock know everything `other` knows (pointwise at least as large)?
+  bool covers_all(const VectorClock& other) const;
   size_t size() const { return size_; }
   const ClockValue* data() const { return heap_ ? heap_.get() : inline_; }
   bool operator==(const VectorClock& o) const;

@@ -46,15 +46,21 @@ bool CollectiveMatcher::completed_before(const CollectiveKey& k) {
 }
 
 bool CollectiveMatcher::post(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                             std::span<const FrontierRef> known) {
+                             std::span<const Known> known) {
   std::lock_guard lock(mutex_);
   if (replicated_) {  // applied by every process at the end of the round (apply)
     PostRecord r{index, n, start, {}};
-    for (const FrontierRef& f : known) r.known.push_back(f->id());
+    for (const Known& k : known)
+      if (const FrontierRef* f = k.get()) r.known.push_back((*f)->id());
     outbox_.push_back(std::move(r));
     return true;
   }
   return post_locked(index, n, start, known);
+}
+
+void CollectiveMatcher::post_ahead(uint32_t index, std::span<const AheadPost> posts) {
+  std::lock_guard lock(mutex_);
+  for (const AheadPost& a : posts) post_locked(index, a.call, a.start, a.known, false, a.promise);
 }
 
 std::vector<PostRecord> CollectiveMatcher::take_outbox() {
@@ -66,10 +72,10 @@ std::vector<PostRecord> CollectiveMatcher::take_outbox() {
 
 void CollectiveMatcher::apply(const PostRecord& r, bool local) {
   std::lock_guard lock(mutex_);
-  std::vector<FrontierRef> known;
+  std::vector<Known> known;
   for (uint64_t id : r.known) {
     auto it = by_id_.find(id);
-    if (it != by_id_.end()) known.push_back(it->second);
+    if (it != by_id_.end()) known.emplace_back(it->second);
   }
   const bool must_wait = post_locked(r.index, r.call, r.start, known, local);
   (void)must_wait;
@@ -121,7 +127,7 @@ void CollectiveMatcher::flag_irregular(Irregularity::What what, uint32_t index, 
 }
 
 bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                                    std::span<const FrontierRef> known, bool taken_here) {
+                                    std::span<const Known> known, bool taken_here, const PromiseRef& ahead) {
   const CollectiveKey key{n.comm, n.comm_seq};
   auto it = pending_.find(key);
   if (it == pending_.end()) {
@@ -150,7 +156,6 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     p.comm_ranks_seen[n.rank] = true;
   }
   ++p.posted;
-  if (taken_here) ++p.waiting;
   if (p.posted > p.nranks) {
     flag_irregular(Irregularity::What::MorePostsThanRanks, index, n);
     if (!p.mismatch && !p.resolved) {
@@ -176,33 +181,77 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
       p.posts.push_back(post);
     }
   }
-  const bool must_wait = !(p.released || p.posted >= p.nranks);
-  if (must_wait) {
-    p.waiters.push_back(index);
-  } else if (!p.resolved) {
-    resolve(p);
+  if (ahead) {
+    // The rank took the call already. Where its post was not kept (the ranks disagree on the
+    // call: no edge), or the outcome was fixed before it (released), the promise is kept now.
+    const bool stored = !p.resolved && !p.posts.empty() && p.posts.back().index == index &&
+                        p.posts.back().comm_rank == n.rank;
+    if (stored) p.posts.back().ahead = ahead;
+    else if (p.resolved) keep_promise(p, index, n.rank, {start.data(), start.size()}, known, *ahead);
+    else ahead->keep(nullptr);
+  } else if (taken_here) {
+    ++p.waiting;
   }
-  return must_wait;
+  if (p.resolved) return false;  // released before this post: its outcome is fixed already
+  if ((p.released || p.posted >= p.nranks) && resolve(p, false)) {
+    forget_if_done(it);
+    retry_deferred();  // calls that named this one's promises
+    return false;
+  }
+  if (p.released || p.posted >= p.nranks) defer(key);
+  if (ahead) return false;
+  p.waiters.push_back(index);
+  return true;
 }
 
-// The outcome is fixed: merge the posts into the frontiers receivers read (projected).
-void CollectiveMatcher::resolve(Pending& p) {
+void CollectiveMatcher::defer(const CollectiveKey& key) {
+  if (std::find(deferred_.begin(), deferred_.end(), key) == deferred_.end()) deferred_.push_back(key);
+}
+
+void CollectiveMatcher::retry_deferred() {
+  for (bool progress = !deferred_.empty(); progress;) {
+    progress = false;
+    for (size_t i = 0; i < deferred_.size(); ++i) {
+      auto it = pending_.find(deferred_[i]);
+      if (it != pending_.end() && !it->second.resolved && !resolve(it->second, false)) continue;
+      deferred_.erase(deferred_.begin() + static_cast<std::ptrdiff_t>(i));
+      if (it != pending_.end()) forget_if_done(it);
+      progress = true;  // its promises are kept: look again from the start
+      break;
+    }
+  }
+}
+
+// The outcome is fixed: merge the posts into the frontiers receivers read (projected), and
+// keep the promises of the ranks that ran ahead. Not while a post names an unkept promise
+// (false), unless `force`d: then without what those promises would have given.
+bool CollectiveMatcher::resolve(Pending& p, bool force) {
+  for (const Known& k : p.knowns) {
+    if (!k.pending()) continue;
+    if (!force) return false;
+    // Calls waiting for each other's promises: ranks ran ahead into calls that would deadlock
+    // on a GPU. Waiting ranks would have given both up; this pass cannot say the same.
+    speculation_failed_ = true;
+    break;
+  }
   p.resolved = true;
   woken_.insert(woken_.end(), p.waiters.begin(), p.waiters.end());
   if (!woken_.empty()) any_woken_.store(true, std::memory_order_release);
   p.waiters.clear();
   if (!projected() || p.mismatch) {
+    keep_promises(p);
     p.posts.clear();
     p.knowns.clear();
-    return;
+    return true;
   }
   // Every sender usually knows the same few frontiers: merge each once.
   inputs_.clear();  // a handful: a linear search beats a hash set
   for (const Post& post : p.posts)
     if (post.sender)
-      for (const FrontierRef& f : p.known_of(post))
-        if (std::none_of(inputs_.begin(), inputs_.end(), [&](const FrontierRef& g) { return g == f; }))
-          inputs_.push_back(f);
+      for (const Known& k : p.known_of(post))
+        if (const FrontierRef* f = k.get();
+            f && std::none_of(inputs_.begin(), inputs_.end(), [&](const FrontierRef& g) { return g == *f; }))
+          inputs_.push_back(*f);
   if (inputs_.size() > 1 && inputs_.size() <= 64) drop_covered(inputs_);
   builder_.start(0);
   for (const Post& post : p.posts)
@@ -218,8 +267,35 @@ void CollectiveMatcher::resolve(Pending& p) {
     for (const Post& post : p.posts)
       if (const FrontierRef* got = frontier_for(p, post.comm_rank); got && *got)
         knowledge_for(p, *got, p.known_of(post));
+  keep_promises(p);
   p.posts.clear();
   p.knowns.clear();  // releases the frontiers the posts knew
+  return true;
+}
+
+// A rank that ran ahead took the call as giving its stream nothing: true iff the call's
+// frontier holds nothing of that rank beyond its own start. Its promise gets what take()
+// would have returned.
+void CollectiveMatcher::keep_promises(Pending& p) {
+  for (Post& post : p.posts) {
+    if (!post.ahead) continue;
+    keep_promise(p, post.index, post.comm_rank, {p.starts.data() + post.start_at, post.start_size},
+                 p.known_of(post), *post.ahead);
+    post.ahead.reset();
+  }
+}
+
+void CollectiveMatcher::keep_promise(Pending& p, uint32_t index, uint32_t comm_rank, std::span<const ClockValue> start,
+                                     std::span<const Known> known, FrontierPromise& promise) {
+  FrontierRef knowledge;
+  if (projected() && !p.mismatch)
+    if (const FrontierRef* got = frontier_for(p, comm_rank); got && *got) {
+      const auto [values, n] = (*got)->of(index);
+      for (size_t i = 0; i < n; ++i)
+        if (values[i] > (i < start.size() ? start[i] : 0)) speculation_failed_ = true;
+      knowledge = knowledge_for(p, *got, known);
+    }
+  promise.keep(std::move(knowledge));
 }
 
 // The frontier the call of `comm_rank` receives, or null (it receives nothing).
@@ -237,35 +313,44 @@ const FrontierRef* CollectiveMatcher::frontier_for(Pending& p, uint32_t comm_ran
 bool CollectiveMatcher::ready(const CollectiveKey& k) const {
   std::lock_guard lock(mutex_);
   auto it = pending_.find(k);
-  return it == pending_.end() || it->second.released || it->second.posted >= it->second.nranks;
+  return it == pending_.end() || it->second.resolved;
+}
+
+bool CollectiveMatcher::speculation_failed() const {
+  std::lock_guard lock(mutex_);
+  return speculation_failed_;
 }
 
 // What a receiver's later collectives pass on: the frontier it got, plus what it knew at its
 // own start when the frontier does not already hold that (a broadcast's receivers).
-FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got, std::span<const FrontierRef> known) {
-  if (std::all_of(known.begin(), known.end(), [&](const FrontierRef& f) { return got->covers(f->id()); })) return got;
+FrontierRef CollectiveMatcher::knowledge_for(Pending& p, const FrontierRef& got, std::span<const Known> known) {
+  auto uncovered = [&](const Known& k) {
+    const FrontierRef* f = k.get();  // an unkept promise here: a forced resolve goes without it
+    return f && !got->covers((*f)->id()) ? f : nullptr;
+  };
+  if (std::none_of(known.begin(), known.end(), uncovered)) return got;
   std::vector<uint64_t> ids;
-  for (const FrontierRef& f : known)
-    if (!got->covers(f->id())) ids.push_back(f->id());
+  for (const Known& k : known)
+    if (const FrontierRef* f = uncovered(k)) ids.push_back((*f)->id());
   std::sort(ids.begin(), ids.end());
   for (const auto& [key, f] : p.merged)
     if (key == ids) return f;
   builder_.start(0);
   builder_.add(got);
-  for (const FrontierRef& f : known)
-    if (!got->covers(f->id())) builder_.add(f);
+  for (const Known& k : known)
+    if (const FrontierRef* f = uncovered(k)) builder_.add(*f);
   FrontierRef f = build();
   p.merged.emplace_back(std::move(ids), f);
   return f;
 }
 
 FrontierRef CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank,
-                                    std::span<const FrontierRef> known, VectorClock& clock) {
+                                    std::span<const Known> known, VectorClock& clock) {
   std::lock_guard lock(mutex_);
   auto it = pending_.find(k);
   if (it == pending_.end()) return {};
   Pending& p = it->second;
-  if (!p.resolved) resolve(p);  // a rank that posts to a released collective
+  if (!p.resolved) resolve(p, true);  // taken before it resolved: only by a caller's mistake
   FrontierRef knowledge;
   const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
   if (!p.mismatch && !refused) {
@@ -294,10 +379,24 @@ FrontierRef CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint
 void CollectiveMatcher::release_all() {
   std::lock_guard lock(mutex_);
   for (auto& [key, p] : pending_) {
-    if (p.released || p.posted >= p.nranks) continue;
+    if (p.resolved || p.released || p.posted >= p.nranks) continue;
     p.released = true;
     ++partial_;
-    resolve(p);
+    defer(key);
+  }
+  retry_deferred();  // those whose promises can be kept, in the order they free each other
+  while (!deferred_.empty()) {
+    // What is left names promises of calls that wait for it: force the first by key (the
+    // same whatever order the threads deferred them in), then whatever that frees.
+    auto first = std::min_element(deferred_.begin(), deferred_.end());
+    const CollectiveKey key = *first;
+    deferred_.erase(first);
+    auto it = pending_.find(key);
+    if (it == pending_.end() || it->second.resolved) continue;
+    if (!it->second.released) ++partial_;
+    resolve(it->second, true);
+    forget_if_done(it);
+    retry_deferred();
   }
 }
 

@@ -11,6 +11,13 @@
 //     frontiers that clock knows; the matcher merges them into one frontier per collective and
 //     a receiver joins only its own entry, O(its timelines + log ranks);
 //   - dense (the reference): clocks span every timeline of every rank and are joined whole.
+// A rank may also run ahead of a call every rank receives from every rank (all-reduce,
+// all-gather, reduce-scatter, all-to-all): it takes the call at once, as if the call gave its
+// stream nothing it did not know, with a promise of the frontier its later collectives pass
+// on, and hands its post over later (post_ahead). When the call resolves the matcher keeps the
+// promise and checks the guess; a wrong guess (the call did bring order the stream lacked)
+// makes the pass's findings unusable, and the caller runs the pass again without running
+// ahead (speculation_failed).
 // The matcher is thread-safe: ranks may run on several threads.
 #pragma once
 
@@ -25,6 +32,7 @@
 #include <vector>
 
 #include "clock/frontier.h"
+#include "clock/knowledge.h"
 #include "clock/vector_clock.h"
 #include "streamhaz/trace/records.h"
 
@@ -50,7 +58,15 @@ struct PostRecord {
   uint32_t index = 0;
   trace::Nccl call;  // kind, count, nranks, rank, peer, comm, comm_seq
   VectorClock start;
-  std::vector<uint64_t> known;  // frontier ids
+  std::vector<uint64_t> known;  // frontier ids (replicated matchers hold no promises)
+};
+
+// The post of a call a rank ran ahead of: what post() takes, and the promise the rank holds.
+struct AheadPost {
+  trace::Nccl call;
+  VectorClock start;
+  std::vector<Known> known;
+  PromiseRef promise;
 };
 
 class CollectiveMatcher {
@@ -62,21 +78,38 @@ class CollectiveMatcher {
   explicit CollectiveMatcher(Clocks clocks = Clocks::Projected, bool replicated = false)
       : clocks_(clocks), replicated_(replicated) {}
   bool projected() const { return clocks_ == Clocks::Projected; }
+  // How many calls in a row a rank may run ahead of (RankEngine): 0 (the default) for none.
+  // Projected, not replicated clocks only.
+  void set_run_ahead(uint32_t calls) { run_ahead_ = projected() && !replicated_ ? calls : 0; }
+  uint32_t run_ahead() const { return run_ahead_; }
 
   // Posts the start of rank `index`'s call (`index`: the rank's place in the analysis):
   // its stream clock before the call and, projected, the frontiers that clock knows. True
   // when that rank must wait for the others.
-  bool post(uint32_t index, const trace::Nccl& n, const VectorClock& start, std::span<const FrontierRef> known);
+  bool post(uint32_t index, const trace::Nccl& n, const VectorClock& start, std::span<const Known> known);
+  // Posts calls rank `index` ran ahead of (run_ahead() > 0), in its order, under one lock: a
+  // rank buffers them while it runs and hands them over before its next other post or its
+  // end. Only calls every rank receives from every rank (the caller checks their kind).
+  void post_ahead(uint32_t index, std::span<const AheadPost> posts);
+  // Resolved: its outcome is fixed (every rank posted, or released) and so is every promise
+  // its posts named.
   bool ready(const CollectiveKey& k) const;
   // Joins what the call of communicator rank `comm_rank` receives into `clock` (its stream's
   // clock; nothing when the ranks disagree about the call) and returns, projected, the
   // frontier its later collectives pass on (null: nothing received). `known` is what the
   // rank posted.
-  FrontierRef take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank, std::span<const FrontierRef> known,
+  FrontierRef take(const CollectiveKey& k, uint32_t index, uint32_t comm_rank, std::span<const Known> known,
                    VectorClock& clock);
   // No rank can move: ends every wait with the starts posted so far (fewer edges). What a
   // released collective gives is fixed then: ranks that post to it later add nothing to it.
+  // A call every rank posted but whose posts name promises that can never be kept (ranks that
+  // ran ahead into a cycle of calls, which would deadlock on a GPU) resolves without them, and
+  // the pass counts as a wrong guess (waiting ranks would have given every call of the cycle up).
+  // Also ends a pass: calls that only ranks running ahead posted are resolved and checked.
   void release_all();
+  // A rank ran ahead of a call that brought its stream order it lacked: the pass's findings
+  // may be wrong; run it again without running ahead.
+  bool speculation_failed() const;
   // Ranks whose wait ended since the last call (posted-to-completion or released), swapped
   // into `out` (cleared first; both keep their capacity).
   void take_woken(std::vector<uint32_t>& out);
@@ -115,6 +148,7 @@ class CollectiveMatcher {
     uint32_t start_at, start_size;  // in Pending::starts
     uint32_t known_at, known_size;  // in Pending::knowns
     bool sender;  // its start reaches the receivers (a broadcast's root; every rank otherwise)
+    PromiseRef ahead;  // the rank ran ahead: kept (and its guess checked) when the call resolves
   };
   struct Pending {
     trace::NcclKind kind;
@@ -123,7 +157,7 @@ class CollectiveMatcher {
     int32_t root;
     std::vector<Post> posts;  // until resolved
     std::vector<ClockValue> starts;
-    std::vector<FrontierRef> knowns;
+    std::vector<Known> knowns;
     std::vector<bool> comm_ranks_seen;
     std::vector<uint32_t> waiters;
     std::vector<uint32_t> refused;  // posted a different call after the outcome was fixed
@@ -138,7 +172,7 @@ class CollectiveMatcher {
 
     // For a new call: every field as fresh, the vectors' capacity kept.
     void reset(const trace::Nccl& n);
-    std::span<const FrontierRef> known_of(const Post& post) const {
+    std::span<const Known> known_of(const Post& post) const {
       return {knowns.data() + post.known_at, post.known_size};
     }
   };
@@ -150,20 +184,29 @@ class CollectiveMatcher {
     std::set<uint64_t> above;
     bool fresh = true;  // nothing completed yet
   };
-  bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start,
-                   std::span<const FrontierRef> known, bool taken_here = true);
+  bool post_locked(uint32_t index, const trace::Nccl& n, const VectorClock& start, std::span<const Known> known,
+                   bool taken_here = true, const PromiseRef& ahead = nullptr);
   PendingMap::iterator open(uint32_t index, const trace::Nccl& n);
   void flag_irregular(Irregularity::What what, uint32_t index, const trace::Nccl& n);
-  void resolve(Pending& p);
+  // resolve: a call whose outcome is fixed, unless one of its posts names an unkept promise
+  // (false: it waits in deferred_ for those); `force`: without what they would have given.
+  // retry_deferred resolves the deferred calls that kept promises freed, in turn.
+  bool resolve(Pending& p, bool force);
+  void defer(const CollectiveKey& key);
+  void retry_deferred();
+  void keep_promises(Pending& p);
+  void keep_promise(Pending& p, uint32_t index, uint32_t comm_rank, std::span<const ClockValue> start,
+                    std::span<const Known> known, FrontierPromise& promise);
   const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
   FrontierRef build();
-  FrontierRef knowledge_for(Pending& p, const FrontierRef& got, std::span<const FrontierRef> known);
+  FrontierRef knowledge_for(Pending& p, const FrontierRef& got, std::span<const Known> known);
   void forget_if_done(PendingMap::iterator it);
   bool completed_before(const CollectiveKey& k);
   Done& done_of(uint64_t comm);
 
   Clocks clocks_;
   bool replicated_;
+  uint32_t run_ahead_ = 0;
   std::vector<PostRecord> outbox_;
   std::unordered_map<uint64_t, FrontierRef> by_id_;  // replicated: every frontier built (kept)
   mutable std::mutex mutex_;
@@ -175,11 +218,13 @@ class CollectiveMatcher {
   Done* last_done_ = nullptr;
   std::vector<uint32_t> woken_;
   std::atomic<bool> any_woken_{false};  // woken_ is not empty (read without the lock)
+  std::vector<CollectiveKey> deferred_;  // fixed outcome, waiting for promises (a handful)
   std::vector<FrontierRef> inputs_;  // resolve's scratch
   FrontierBuilder builder_;
   uint64_t partial_ = 0;
   uint64_t mismatched_ = 0;
   bool irregular_ = false;
+  bool speculation_failed_ = false;
   Irregularity first_irregularity_;
 };
 

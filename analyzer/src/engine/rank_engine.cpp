@@ -38,7 +38,10 @@ void RankEngine::apply(const trace::Record& r) {
   std::visit([this](const auto& rec) { on(rec); }, r);
 }
 
-void RankEngine::finish() { flush_pending(); }
+void RankEngine::finish() {
+  flush_pending();
+  hand_over_ahead_posts();
+}
 
 void RankEngine::resume() {
   const Blocked b = *blocked_;
@@ -437,8 +440,50 @@ void RankEngine::on(const trace::Nccl& r) {
   const CollectiveKey key{r.comm, r.comm_seq};
   posted_known_.clear();
   if (collectives_.projected()) receipts_.known(collective_start_, posted_known_);
+  const bool ahead = may_run_ahead(r);
+  if (collectives_.run_ahead()) posted_bound_.join(collective_start_);
+  if (ahead) {
+    run_ahead(r, slot);
+    return;
+  }
+  ran_ahead_ = 0;
+  hand_over_ahead_posts();
   if (collectives_.post(index_, r, collective_start_, posted_known_)) blocked_ = Blocked{key, slot, r.rank};
   else receive(key, slot, r.rank);
+}
+
+bool RankEngine::may_run_ahead(const trace::Nccl& r) const {
+  using K = trace::NcclKind;
+  if (ran_ahead_ >= collectives_.run_ahead()) return false;  // also: a limit of 0, running ahead off
+  if (r.kind == K::Broadcast || r.kind == K::Scatter || r.kind == K::Reduce || r.kind == K::Gather) return false;
+  // What the call can bring this rank is what other ranks learnt of it, all from this rank's
+  // earlier starts: when this start covers them, the guess "nothing" is likely right (the
+  // matcher checks it; other ranks could still learn a later start of another stream).
+  return collective_start_.covers_all(posted_bound_);
+}
+
+void RankEngine::run_ahead(const trace::Nccl& r, uint32_t slot) {
+  ++ran_ahead_;
+  if (ahead_buffered_ == ahead_posts_.size()) ahead_posts_.emplace_back();
+  AheadPost& post = ahead_posts_[ahead_buffered_++];
+  post.call = r;
+  post.start = collective_start_;
+  post.known.assign(posted_known_.begin(), posted_known_.end());
+  post.promise = std::make_shared<FrontierPromise>();
+  StreamState& s = streams_[slot];
+  const Epoch e = s.clock.tick(s.timeline);  // as receive() does: a clock knows the receipt iff it covers this
+  receipts_.add(s.timeline, e.clock, Known(post.promise));
+  if (receipts_.wants_pruning(s.timeline)) prune_receipts(s.timeline);
+}
+
+void RankEngine::hand_over_ahead_posts() {
+  if (!ahead_buffered_) return;
+  collectives_.post_ahead(index_, {ahead_posts_.data(), ahead_buffered_});
+  for (size_t i = 0; i < ahead_buffered_; ++i) {
+    ahead_posts_[i].known.clear();
+    ahead_posts_[i].promise.reset();
+  }
+  ahead_buffered_ = 0;
 }
 
 // --- memory ------------------------------------------------------------------------------

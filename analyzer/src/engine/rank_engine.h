@@ -198,6 +198,11 @@ class RankEngine {
   // The end of a cross-rank call: its stream joins what the call received.
   // What the call's start knew of other ranks is in posted_known_.
   void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank);
+  // The same for a call this rank runs ahead of: its stream gains nothing, the receipt holds
+  // the promise of what the call will tell, and the post waits in ahead_posts_.
+  void run_ahead(const trace::Nccl& r, uint32_t slot);
+  bool may_run_ahead(const trace::Nccl& r) const;
+  void hand_over_ahead_posts();
   // Drops receipts on `timeline` that no clock of this rank can look up any more.
   void prune_receipts(TimelineId timeline);
 
@@ -248,7 +253,17 @@ class RankEngine {
   // The last cross-rank call's start and what it knew of other ranks (projected), kept until
   // it is received; members so that their capacity is reused at every collective.
   VectorClock collective_start_;
-  std::vector<FrontierRef> posted_known_;
+  std::vector<Known> posted_known_;
+  // Running ahead of collectives (CollectiveMatcher::post): every start this rank posted (no
+  // other rank can know more of this rank than that), and how many calls in a row it took
+  // ahead (it posts the next one the usual way at the matcher's limit, so that all ranks
+  // wait at the same calls and then each runs through that many with its state in the caches).
+  VectorClock posted_bound_;
+  uint32_t ran_ahead_ = 0;
+  // Posts of calls it ran ahead of, handed to the matcher together (one lock, not one per
+  // call) before its next other post and at its end; the entries keep their capacity.
+  std::vector<AheadPost> ahead_posts_;
+  size_t ahead_buffered_ = 0;
   std::vector<ClockValue> live_scratch_;  // prune_receipts
   std::vector<ByteRange> ranges_;      // scratch
   std::vector<Conflict> conflicts_;    // scratch

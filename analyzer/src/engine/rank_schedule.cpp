@@ -48,6 +48,7 @@ void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
     if (!moved) collectives.release_all();
     collectives.take_woken(woken);  // this loop looks at every rank anyway
   }
+  collectives.release_all();  // calls only ranks that ran ahead posted: resolved and checked
 }
 
 namespace {
@@ -183,6 +184,7 @@ void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives,
   scheduler.work(0);
   for (std::thread& t : pool) t.join();
   if (scheduler.error_) std::rethrow_exception(scheduler.error_);
+  collectives.release_all();  // calls only ranks that ran ahead posted: resolved and checked
 }
 
 }  // namespace streamhaz::analysis

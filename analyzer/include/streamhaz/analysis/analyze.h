@@ -32,6 +32,12 @@ struct AnalysisOptions {
   // every rank (O(ranks) per join). The default projects other ranks onto collective
   // frontiers (docs/analysis.md, "Cross-rank order"); both give the same findings.
   bool dense_clocks = false;
+  // How many collectives in a row a rank may take before every rank has reached them, when
+  // they cannot bring it order its stream lacks (checked as they resolve; a wrong guess runs
+  // the pass again without). Lets each rank of a large job run a stretch with its state in the
+  // caches instead of all ranks taking turns at every collective. 0: off. Findings do not
+  // depend on it (docs/analysis.md, "Running ahead of collectives").
+  unsigned run_ahead = 16;
   // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
   // (rank, seq), so that re-checks without one need no copy of the run. A legacy-stream
   // operation named here keeps its stream order but loses its implicit barrier with the
