@@ -35,7 +35,10 @@ CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
                  const KernelSummaries* summaries) {
   pass.collectives = std::make_unique<CollectiveMatcher>(clocks_of(options));
-  pass.collectives->set_run_ahead(options.run_ahead);
+  // The over-synchronisation pass collects conflicts as they are found: a pass run again
+  // after a wrong guess would report some twice.
+  const bool ahead = !options.on_conflict && pass.runs.size() >= options.run_ahead_from_ranks;
+  pass.collectives->set_run_ahead(ahead ? options.run_ahead : 0);
   if (options.dense_clocks) pass.dense_timelines = std::make_unique<TimelineRegistry>();
   for (size_t i = 0; i < pass.runs.size(); ++i) {
     RankRun& run = pass.runs[i];

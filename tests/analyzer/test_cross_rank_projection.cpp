@@ -61,6 +61,7 @@ AnalysisOptions with(bool dense, unsigned jobs, unsigned run_ahead = AnalysisOpt
   o.dense_clocks = dense;
   o.jobs = jobs;
   o.run_ahead = run_ahead;
+  o.run_ahead_from_ranks = 2;
   o.backfill_timings = false;
   return o;
 }

@@ -142,6 +142,7 @@ AnalysisResult same_as_waiting(const TraceBuilder& run) {
   waiting.backfill_timings = false;
   AnalysisOptions ahead = waiting;
   ahead.run_ahead = 16;
+  ahead.run_ahead_from_ranks = 2;
   const AnalysisResult reference = testing::analyze_in_memory(run, waiting);
   for (unsigned jobs : {1u, 2u}) {
     CAPTURE(jobs);
@@ -205,4 +206,102 @@ TEST_CASE("run ahead: calls in opposite orders on two ranks (a GPU deadlock) are
   REQUIRE(reference.warnings.size() == 1);
   CHECK(reference.warnings[0].find("2 NCCL collective(s) were not reached") != std::string::npos);
   CHECK(reference.findings.size() == 1);  // the reader on another stream races with the writer
+}
+
+TEST_CASE("run ahead: a call given up at a standstill makes the pass run again with ranks waiting",
+          "[cross-rank][run-ahead]") {
+  // R calls W, V, U on one stream. Q writes buf on q1 and calls W there; on q2 it calls U,
+  // reads buf and calls V. On a GPU this deadlocks; waiting, R stops at V and Q at U, both are
+  // given up and Q's read races with its write. Running ahead, only V stays incomplete: giving
+  // it up alone would let U resolve with R's post, order the read after the write through W,
+  // and hide the race.
+  TraceBuilder run(2);
+  const uint64_t w = TraceBuilder::comm(1), v = TraceBuilder::comm(2), u = TraceBuilder::comm(3);
+  {
+    auto& r = run.rank(0);
+    const auto s = r.stream("s");
+    const uint64_t t0 = r.alloc(64, "t0"), t1 = r.alloc(64, "t1"), t2 = r.alloc(64, "t2");
+    r.nccl_in_group(s, trace::NcclKind::AllReduce, t0, t0, 16, w, 0, 2);
+    r.nccl_in_group(s, trace::NcclKind::AllReduce, t1, t1, 16, v, 0, 2);
+    r.nccl_in_group(s, trace::NcclKind::AllReduce, t2, t2, 16, u, 0, 2);
+  }
+  {
+    auto& r = run.rank(1);
+    const auto q1 = r.stream("q1"), q2 = r.stream("q2");
+    const uint64_t buf = r.alloc(1024, "buf");
+    const uint64_t t0 = r.alloc(64, "t0"), t1 = r.alloc(64, "t1"), t2 = r.alloc(64, "t2");
+    r.kernel(q1, "writer", {trace::writes(buf, 1024)});
+    r.nccl_in_group(q1, trace::NcclKind::AllReduce, t0, t0, 16, w, 1, 2);
+    r.nccl_in_group(q2, trace::NcclKind::AllReduce, t2, t2, 16, u, 1, 2);
+    r.kernel(q2, "reader", {trace::reads(buf, 1024)});
+    r.nccl_in_group(q2, trace::NcclKind::AllReduce, t1, t1, 16, v, 1, 2);
+  }
+  const AnalysisResult reference = same_as_waiting(run);
+  CHECK(testing::findings_on(reference, "buf").size() == 1);
+}
+
+TEST_CASE("run ahead: a call the ranks disagree on passes on what the rank knew at its start",
+          "[cross-rank][run-ahead]") {
+  // A calls X twice (the second with another count than B's), then Y; B writes buf, calls X
+  // twice on b1, then Z on b2 and reads buf; C calls Y then Z. Waiting, the mismatched X gives
+  // A no receipt, so A's Y passes on the first X's frontier (B's write) to C, and C's Z to B's
+  // b2: the read is ordered. Running ahead, A noted a receipt for the mismatched call; it must
+  // not hide the earlier one.
+  TraceBuilder run(3);
+  const uint64_t x = TraceBuilder::comm(1), y = TraceBuilder::comm(2), z = TraceBuilder::comm(3);
+  {
+    auto& r = run.rank(0);
+    const auto a1 = r.stream("a1");
+    const uint64_t t = r.alloc(64, "t"), t2 = r.alloc(64, "t2"), t3 = r.alloc(64, "t3");
+    r.nccl_in_group(a1, trace::NcclKind::AllReduce, t, t, 16, x, 0, 2);
+    r.nccl_in_group(a1, trace::NcclKind::AllReduce, t2, t2, 8, x, 0, 2);  // B says 16
+    r.nccl_in_group(a1, trace::NcclKind::AllReduce, t3, t3, 16, y, 0, 2);
+  }
+  {
+    auto& r = run.rank(1);
+    const auto b1 = r.stream("b1"), b2 = r.stream("b2");
+    const uint64_t buf = r.alloc(1024, "buf");
+    const uint64_t t = r.alloc(64, "t"), t2 = r.alloc(64, "t2"), t4 = r.alloc(64, "t4");
+    r.kernel(b1, "writer", {trace::writes(buf, 1024)});
+    r.nccl_in_group(b1, trace::NcclKind::AllReduce, t, t, 16, x, 1, 2);
+    r.nccl_in_group(b1, trace::NcclKind::AllReduce, t2, t2, 16, x, 1, 2);
+    r.nccl_in_group(b2, trace::NcclKind::AllReduce, t4, t4, 16, z, 0, 2);
+    r.kernel(b2, "reader", {trace::reads(buf, 1024)});
+  }
+  {
+    auto& r = run.rank(2);
+    const auto c1 = r.stream("c1");
+    const uint64_t t3 = r.alloc(64, "t3"), t4 = r.alloc(64, "t4");
+    r.nccl_in_group(c1, trace::NcclKind::AllReduce, t3, t3, 16, y, 1, 2);
+    r.nccl_in_group(c1, trace::NcclKind::AllReduce, t4, t4, 16, z, 1, 2);
+  }
+  const AnalysisResult reference = same_as_waiting(run);
+  CHECK(testing::findings_on(reference, "buf").empty());
+}
+
+TEST_CASE("run ahead: a late post that differs from a released call gets what take() gives: nothing new",
+          "[cross-rank][run-ahead]") {
+  FrontierBuilder b;
+  b.start(0);
+  const ClockValue nine[] = {9};
+  b.add(0, nine, 1);
+  const FrontierRef earlier = b.build();
+  // Rank 1 posts an all-reduce knowing `earlier`; no rank can move, so it is released.
+  auto released = [&](CollectiveMatcher& m) {
+    std::vector<Known> known{earlier};
+    CHECK(m.post(1, call(7, 0, 1, 2), clock_of({0, 5}), known));
+    m.release_all();
+  };
+  CollectiveMatcher waiting;
+  released(waiting);
+  CHECK_FALSE(waiting.post(0, call(7, 0, 0, 2, trace::NcclKind::AllGather), clock_of({10}), {}));
+  VectorClock c = clock_of({10});
+  CHECK_FALSE(waiting.take({7, 0}, 0, 0, {}, c));  // refused: nothing
+  CHECK(c == clock_of({10}));
+  CollectiveMatcher m;
+  released(m);
+  const PromiseRef p = ahead(m, 0, call(7, 0, 0, 2, trace::NcclKind::AllGather), clock_of({10}));
+  REQUIRE(p->kept());
+  CHECK_FALSE(p->value());  // rank 0 knew nothing at its start, and the call gave it nothing
+  CHECK(m.ready({7, 0}));
 }

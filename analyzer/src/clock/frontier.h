@@ -54,6 +54,8 @@ class FrontierBuilder {
   void add(uint32_t rank, const ClockValue* v, size_t n);
   void add(uint32_t rank, const VectorClock& clock) { add(rank, clock.data(), clock.size()); }
   void add(const FrontierRef& f);  // also noted as an input
+  // Notes frontier `id` as an input without merging it: one whose values another input holds.
+  void note_input(uint64_t id) { inputs_.push_back(id); }
   FrontierRef build();
 
  private:

@@ -184,11 +184,18 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
   if (ahead) {
     // The rank took the call already. Where its post was not kept (the ranks disagree on the
     // call: no edge), or the outcome was fixed before it (released), the promise is kept now.
+    ran_ahead_once_ = true;
     const bool stored = !p.resolved && !p.posts.empty() && p.posts.back().index == index &&
                         p.posts.back().comm_rank == n.rank;
-    if (stored) p.posts.back().ahead = ahead;
-    else if (p.resolved) keep_promise(p, index, n.rank, {start.data(), start.size()}, known, *ahead);
-    else ahead->keep(nullptr);
+    if (stored) {
+      p.posts.back().ahead = ahead;
+    } else {
+      keep_promise(p, index, n.rank, {start.data(), start.size()}, known, *ahead);
+      if (p.resolved) {
+        forget_if_done(it);  // no take() follows to forget it
+        return false;
+      }
+    }
   } else if (taken_here) {
     ++p.waiting;
   }
@@ -252,8 +259,13 @@ bool CollectiveMatcher::resolve(Pending& p, bool force) {
         if (const FrontierRef* f = k.get();
             f && std::none_of(inputs_.begin(), inputs_.end(), [&](const FrontierRef& g) { return g == *f; }))
           inputs_.push_back(*f);
-  if (inputs_.size() > 1 && inputs_.size() <= 64) drop_covered(inputs_);
   builder_.start(0);
+  if (inputs_.size() > 1 && inputs_.size() <= 64) {
+    // Those another one holds are not merged again, but still noted as inputs: every sender's
+    // knowledge is then covered by the result, and knowledge_for returns it as it is.
+    for (const FrontierRef& f : inputs_) builder_.note_input(f->id());
+    drop_covered(inputs_);
+  }
   for (const Post& post : p.posts)
     if (post.sender) builder_.add(post.index, p.starts.data() + post.start_at, post.start_size);
   for (const FrontierRef& f : inputs_) builder_.add(f);
@@ -287,15 +299,31 @@ void CollectiveMatcher::keep_promises(Pending& p) {
 
 void CollectiveMatcher::keep_promise(Pending& p, uint32_t index, uint32_t comm_rank, std::span<const ClockValue> start,
                                      std::span<const Known> known, FrontierPromise& promise) {
-  FrontierRef knowledge;
-  if (projected() && !p.mismatch)
-    if (const FrontierRef* got = frontier_for(p, comm_rank); got && *got) {
-      const auto [values, n] = (*got)->of(index);
-      for (size_t i = 0; i < n; ++i)
-        if (values[i] > (i < start.size() ? start[i] : 0)) speculation_failed_ = true;
-      knowledge = knowledge_for(p, *got, known);
-    }
-  promise.keep(std::move(knowledge));
+  const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
+  const FrontierRef* got = projected() && !p.mismatch && !refused ? frontier_for(p, comm_rank) : nullptr;
+  if (!got || !*got) {
+    // The call gives the rank nothing (take() would return null and note no receipt), but the
+    // rank noted one: it must pass on what its start knew, which the noted receipt now hides
+    // from the receipts before it on the stream.
+    promise.keep(merged(known));
+    return;
+  }
+  const auto [values, n] = (*got)->of(index);
+  for (size_t i = 0; i < n; ++i)
+    if (values[i] > (i < start.size() ? start[i] : 0)) speculation_failed_ = true;
+  promise.keep(knowledge_for(p, *got, known));
+}
+
+FrontierRef CollectiveMatcher::merged(std::span<const Known> known) {
+  const FrontierRef* one = nullptr;
+  size_t count = 0;
+  for (const Known& k : known)
+    if (const FrontierRef* f = k.get()) one = f, ++count;
+  if (count <= 1) return one ? *one : nullptr;
+  builder_.start(0);
+  for (const Known& k : known)
+    if (const FrontierRef* f = k.get()) builder_.add(*f);
+  return build();
 }
 
 // The frontier the call of `comm_rank` receives, or null (it receives nothing).
@@ -383,6 +411,9 @@ void CollectiveMatcher::release_all() {
     p.released = true;
     ++partial_;
     defer(key);
+    // Ranks that wait would have stopped at other calls, so the calls given up and the posts
+    // they hold could differ: this pass cannot vouch for its outcome.
+    if (ran_ahead_once_) speculation_failed_ = true;
   }
   retry_deferred();  // those whose promises can be kept, in the order they free each other
   while (!deferred_.empty()) {

@@ -102,6 +102,8 @@ class CollectiveMatcher {
                    VectorClock& clock);
   // No rank can move: ends every wait with the starts posted so far (fewer edges). What a
   // released collective gives is fixed then: ranks that post to it later add nothing to it.
+  // Releasing anything in a pass where a rank ran ahead counts as a wrong guess: ranks that
+  // wait would have stopped at other calls, so the calls given up could differ.
   // A call every rank posted but whose posts name promises that can never be kept (ranks that
   // ran ahead into a cycle of calls, which would deadlock on a GPU) resolves without them, and
   // the pass counts as a wrong guess (waiting ranks would have given every call of the cycle up).
@@ -197,6 +199,7 @@ class CollectiveMatcher {
   void keep_promises(Pending& p);
   void keep_promise(Pending& p, uint32_t index, uint32_t comm_rank, std::span<const ClockValue> start,
                     std::span<const Known> known, FrontierPromise& promise);
+  FrontierRef merged(std::span<const Known> known);  // one frontier of them all (null: none)
   const FrontierRef* frontier_for(Pending& p, uint32_t comm_rank);
   FrontierRef build();
   FrontierRef knowledge_for(Pending& p, const FrontierRef& got, std::span<const Known> known);
@@ -225,6 +228,7 @@ class CollectiveMatcher {
   uint64_t mismatched_ = 0;
   bool irregular_ = false;
   bool speculation_failed_ = false;
+  bool ran_ahead_once_ = false;  // some rank ran ahead of a call in this pass
   Irregularity first_irregularity_;
 };
 
