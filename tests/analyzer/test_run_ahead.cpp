@@ -305,3 +305,38 @@ TEST_CASE("run ahead: a late post that differs from a released call gets what ta
   CHECK_FALSE(p->value());  // rank 0 knew nothing at its start, and the call gave it nothing
   CHECK(m.ready({7, 0}));
 }
+
+TEST_CASE("run ahead: calls in crossing orders on unordered streams resolve, where waiting ranks give them up",
+          "[cross-rank][run-ahead]") {
+  // Rank 0 calls X then Y on one stream; rank 1 calls Y on one stream and X on another, both
+  // its first operations. A GPU runs this; ranks that wait as a whole stall (rank 0 at X, rank
+  // 1 at Y) and give both up. Running ahead, both resolve with every post, every guess right.
+  TraceBuilder run(2);
+  const uint64_t x = TraceBuilder::comm(1), y = TraceBuilder::comm(2);
+  {
+    auto& r = run.rank(0);
+    const auto a = r.stream("a");
+    const uint64_t t = r.alloc(64, "t");
+    r.all_reduce(a, t, t, 16, x);
+    r.all_reduce(a, t, t, 16, y);
+  }
+  {
+    auto& r = run.rank(1);
+    const auto s = r.stream("s"), u = r.stream("u");
+    const uint64_t t = r.alloc(64, "t"), v = r.alloc(64, "v");
+    r.all_reduce(s, t, t, 16, y);
+    r.all_reduce(u, v, v, 16, x);
+  }
+  AnalysisOptions o;
+  o.backfill_timings = false;
+  o.run_ahead = 0;
+  const AnalysisResult waiting = testing::analyze_in_memory(run, o);
+  REQUIRE(waiting.warnings.size() == 1);
+  CHECK(waiting.warnings[0].find("2 NCCL collective(s) were not reached") != std::string::npos);
+  o.run_ahead = 16;
+  o.run_ahead_from_ranks = 2;
+  for (unsigned jobs : {1u, 2u}) {
+    o.jobs = jobs;
+    CHECK(testing::analyze_in_memory(run, o).warnings.empty());
+  }
+}

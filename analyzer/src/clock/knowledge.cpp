@@ -5,31 +5,31 @@
 namespace streamhaz::analysis {
 
 void settle_known(std::vector<Known>& set) {
-  size_t frontiers = 0;
-  for (Known& k : set) {
+  for (Known& k : set)
     if (k.promise && k.promise->kept()) k = Known(k.promise->value());
-    if (k.frontier) ++frontiers;
+  std::erase_if(set, [](const Known& k) { return !k.frontier && !k.promise; });  // a promise of nothing
+  const size_t n = set.size();
+  if (n < 2 || n > 64) return;  // a handful per clock: one bit each
+  // drop_covered's rule over the frontiers of the set, decided against the whole set; unkept
+  // promises neither cover nor are covered.
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!set[i].frontier) continue;
+    const uint64_t id = set[i].frontier->id();
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j || !set[j].frontier) continue;
+      const bool covered = set[j].frontier->id() == id ? j < i : set[j].frontier->covers(id);
+      if (covered) {
+        dropped |= uint64_t(1) << i;
+        break;
+      }
+    }
   }
-  // A kept promise of nothing is no knowledge.
-  std::erase_if(set, [](const Known& k) { return !k.frontier && !k.promise; });
-  if (frontiers < 2) return;
-  if (frontiers == set.size()) {  // the usual case: no promise among them
-    thread_local std::vector<FrontierRef> scratch;
-    scratch.clear();
-    for (Known& k : set) scratch.push_back(std::move(k.frontier));
-    drop_covered(scratch);
-    set.assign(scratch.begin(), scratch.end());
-    return;
-  }
-  std::vector<FrontierRef> plain;
-  std::vector<Known> promised;
-  for (Known& k : set) {
-    if (k.frontier) plain.push_back(std::move(k.frontier));
-    else promised.push_back(std::move(k));
-  }
-  drop_covered(plain);
-  set.assign(plain.begin(), plain.end());
-  set.insert(set.end(), promised.begin(), promised.end());
+  if (!dropped) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (!((dropped >> i) & 1)) set[kept++] = std::move(set[i]);
+  set.resize(kept);
 }
 
 }  // namespace streamhaz::analysis

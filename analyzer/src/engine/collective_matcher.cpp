@@ -346,7 +346,8 @@ bool CollectiveMatcher::ready(const CollectiveKey& k) const {
 
 bool CollectiveMatcher::speculation_failed() const {
   std::lock_guard lock(mutex_);
-  return speculation_failed_;
+  // Irregular input's outcome may depend on the order of posts, which running ahead changes.
+  return speculation_failed_ || (irregular_ && ran_ahead_once_);
 }
 
 // What a receiver's later collectives pass on: the frontier it got, plus what it knew at its

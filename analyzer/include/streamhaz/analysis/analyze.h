@@ -36,7 +36,9 @@ struct AnalysisOptions {
   // they cannot bring it order its stream lacks (checked as they resolve; a wrong guess runs
   // the pass again without). Lets each rank of a large job run a stretch with its state in the
   // caches instead of all ranks taking turns at every collective. 0: off. Findings do not
-  // depend on it (docs/analysis.md, "Running ahead of collectives"). Off with `on_conflict`.
+  // depend on it, except that it can resolve calls issued in crossing orders on unordered
+  // streams, which ranks waiting as a whole give up (docs/analysis.md, "Running ahead of
+  // collectives"). Off with `on_conflict`.
   unsigned run_ahead = 16;
   // ...from this many ranks on: with fewer, every rank's state stays in the caches between
   // turns and running ahead only costs instructions (about 1 % more at 2 ranks).
