@@ -46,7 +46,6 @@ struct Known {
     return &promise->value();
   }
   bool pending() const { return promise && !promise->kept(); }
-  bool operator==(const Known& o) const { return frontier == o.frontier && promise == o.promise; }
 };
 
 // Kept promises become their frontiers (dropped when they gave nothing), then frontiers that

@@ -200,12 +200,15 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
     ++p.waiting;
   }
   if (p.resolved) return false;  // released before this post: its outcome is fixed already
-  if ((p.released || p.posted >= p.nranks) && resolve(p, false)) {
-    forget_if_done(it);
-    retry_deferred();  // calls that named this one's promises
-    return false;
+  if (p.released || p.posted >= p.nranks) {
+    if (!resolve(p, false)) {
+      defer(key);
+    } else {
+      forget_if_done(it);
+      retry_deferred();  // calls that named this one's promises
+      return false;
+    }
   }
-  if (p.released || p.posted >= p.nranks) defer(key);
   if (ahead) return false;
   p.waiters.push_back(index);
   return true;
@@ -285,9 +288,9 @@ bool CollectiveMatcher::resolve(Pending& p, bool force) {
   return true;
 }
 
-// A rank that ran ahead took the call as giving its stream nothing: true iff the call's
-// frontier holds nothing of that rank beyond its own start. Its promise gets what take()
-// would have returned.
+// A rank that ran ahead took the call as giving its stream nothing: right iff the call's
+// frontier holds nothing of that rank beyond its own start (checked in keep_promise). Its
+// promise gets what take() would have returned.
 void CollectiveMatcher::keep_promises(Pending& p) {
   for (Post& post : p.posts) {
     if (!post.ahead) continue;
@@ -299,8 +302,7 @@ void CollectiveMatcher::keep_promises(Pending& p) {
 
 void CollectiveMatcher::keep_promise(Pending& p, uint32_t index, uint32_t comm_rank, std::span<const ClockValue> start,
                                      std::span<const Known> known, FrontierPromise& promise) {
-  const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
-  const FrontierRef* got = projected() && !p.mismatch && !refused ? frontier_for(p, comm_rank) : nullptr;
+  const FrontierRef* got = projected() && !p.mismatch && !p.refuses(index) ? frontier_for(p, comm_rank) : nullptr;
   if (!got || !*got) {
     // The call gives the rank nothing (take() would return null and note no receipt), but the
     // rank noted one: it must pass on what its start knew, which the noted receipt now hides
@@ -381,8 +383,7 @@ FrontierRef CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint
   Pending& p = it->second;
   if (!p.resolved) resolve(p, true);  // taken before it resolved: only by a caller's mistake
   FrontierRef knowledge;
-  const bool refused = std::find(p.refused.begin(), p.refused.end(), index) != p.refused.end();
-  if (!p.mismatch && !refused) {
+  if (!p.mismatch && !p.refuses(index)) {
     const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
     if (!projected()) {
       switch (p.kind) {

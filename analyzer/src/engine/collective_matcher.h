@@ -21,6 +21,7 @@
 // The matcher is thread-safe: ranks may run on several threads.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -42,6 +43,11 @@ using CollectiveKey = std::pair<uint64_t, uint64_t>;  // communicator hash, sequ
 
 inline bool is_collective(const trace::Nccl& n) {
   return n.nranks > 1 && n.kind != trace::NcclKind::Send && n.kind != trace::NcclKind::Recv;
+}
+// A collective in which every rank receives from every rank: the only kind a rank may run ahead of.
+inline bool everyone_receives(trace::NcclKind k) {
+  using K = trace::NcclKind;
+  return k != K::Broadcast && k != K::Scatter && k != K::Reduce && k != K::Gather;
 }
 
 // The first post that made the input irregular (CollectiveMatcher::irregular): what was wrong
@@ -174,6 +180,7 @@ class CollectiveMatcher {
 
     // For a new call: every field as fresh, the vectors' capacity kept.
     void reset(const trace::Nccl& n);
+    bool refuses(uint32_t index) const { return std::find(refused.begin(), refused.end(), index) != refused.end(); }
     std::span<const Known> known_of(const Post& post) const {
       return {knowns.data() + post.known_at, post.known_size};
     }

@@ -53,7 +53,10 @@ void RankEngine::receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_
   StreamState& s = streams_[slot];
   FrontierRef knowledge = collectives_.take(key, index_, comm_rank, posted_known_, s.clock);
   posted_known_.clear();
-  if (!knowledge) return;
+  if (knowledge) note_receipt(s, std::move(knowledge));
+}
+
+void RankEngine::note_receipt(StreamState& s, Known knowledge) {
   // A tick of its own marks the receipt: a clock covers it iff it descends from the stream
   // after the join, so it knows the frontier noted here.
   const Epoch e = s.clock.tick(s.timeline);
@@ -453,9 +456,8 @@ void RankEngine::on(const trace::Nccl& r) {
 }
 
 bool RankEngine::may_run_ahead(const trace::Nccl& r) const {
-  using K = trace::NcclKind;
   if (ran_ahead_ >= collectives_.run_ahead()) return false;  // also: a limit of 0, running ahead off
-  if (r.kind == K::Broadcast || r.kind == K::Scatter || r.kind == K::Reduce || r.kind == K::Gather) return false;
+  if (!everyone_receives(r.kind)) return false;
   // What the call can bring this rank is what other ranks learnt of it, all from this rank's
   // earlier starts: when this start covers them, the guess "nothing" is likely right (the
   // matcher checks it; other ranks could still learn a later start of another stream).
@@ -470,10 +472,7 @@ void RankEngine::run_ahead(const trace::Nccl& r, uint32_t slot) {
   post.start = collective_start_;
   post.known.assign(posted_known_.begin(), posted_known_.end());
   post.promise = std::make_shared<FrontierPromise>();
-  StreamState& s = streams_[slot];
-  const Epoch e = s.clock.tick(s.timeline);  // as receive() does: a clock knows the receipt iff it covers this
-  receipts_.add(s.timeline, e.clock, Known(post.promise));
-  if (receipts_.wants_pruning(s.timeline)) prune_receipts(s.timeline);
+  note_receipt(streams_[slot], Known(post.promise));
 }
 
 void RankEngine::hand_over_ahead_posts() {

@@ -198,6 +198,7 @@ class RankEngine {
   // The end of a cross-rank call: its stream joins what the call received.
   // What the call's start knew of other ranks is in posted_known_.
   void receive(const CollectiveKey& key, uint32_t slot, uint32_t comm_rank);
+  void note_receipt(StreamState& s, Known knowledge);
   // The same for a call this rank runs ahead of: its stream gains nothing, the receipt holds
   // the promise of what the call will tell, and the post waits in ahead_posts_.
   void run_ahead(const trace::Nccl& r, uint32_t slot);

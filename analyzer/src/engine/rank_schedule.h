@@ -1,5 +1,5 @@
 // Running the rank engines: each rank applies its records until it issues a collective the
-// other ranks have not reached, then waits. In turn on one thread (the reference order), or on
+// other ranks have not reached (and cannot run ahead of), then waits. In turn on one thread (the reference order), or on
 // several threads that take whichever ranks can move. Findings go to per-rank collectors and
 // collectives resolve the same whatever the order, so both give the same result; input where
 // the order could matter is flagged by the matcher (CollectiveMatcher::irregular).
