@@ -347,12 +347,17 @@ void RankTraceBuilder::device_sync() {
 }
 
 GraphId RankTraceBuilder::begin_capture(StreamId s) {
-  GraphId g = next_graph_++;
+  const GraphId g = next_graph_++;
+  begin_capture_into(s, g, /*named=*/false);
+  return g;
+}
+
+void RankTraceBuilder::begin_capture_into(StreamId s, GraphId g, bool named) {
   const uint64_t seq = next_seq();
-  add(CaptureBegin{seq, s, g});
+  // As the tracer writes it: a plain capture names its graph only at the end.
+  add(CaptureBegin{seq, s, named ? g : 0});
   attach_stack(seq);
   capturing_[s] = g;
-  return g;
 }
 
 void RankTraceBuilder::end_capture(StreamId s, GraphId g) {

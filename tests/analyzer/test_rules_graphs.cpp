@@ -115,3 +115,85 @@ TEST_CASE("an event re-recorded during a capture no longer orders by its earlier
   r.kernel(b, "_Z6readerv", {reads(buf, 64)});
   REQUIRE(findings_on(analyze_run(run), "buf").size() == 1);
 }
+
+// The tracer names a plain capture's graph only at cudaStreamEndCapture (the builder writes it
+// so too): work issued before the end must already count as captured.
+TEST_CASE("a capture whose graph is named only at its end still holds its work back", "[rules][graph]") {
+  TwoStreams t;
+  const GraphId g = t.r.begin_capture(t.a);
+  t.produce(t.a);
+  t.consume(t.b);  // eager, while A captures: the producer has not run
+  t.r.end_capture(t.a, g);
+  auto res = t.analyze();
+  CHECK(res.findings.empty());
+  CHECK(res.operations_checked == 1);
+}
+
+TEST_CASE("eager work on other streams runs while a side stream captures", "[rules][graph]") {
+  TwoStreams t;
+  const StreamId c = t.r.stream("capture stream");
+  const GraphId g = t.r.begin_capture(c);
+  t.produce(t.a);  // not captured: A never joined the capture
+  t.r.end_capture(c, g);
+  t.consume(t.b);
+  require_producer_consumer_race(t.analyze());
+}
+
+TEST_CASE("launches of one graph on two streams run one after the other, each after its stream's work",
+          "[rules][graph]") {
+  TwoStreams t;
+  const StreamId c = t.r.stream("capture stream");
+  const GraphId g = t.r.begin_capture(c);
+  t.consume(c);
+  t.r.end_capture(c, g);
+  t.r.graph_launch(t.a, g);  // reads buf on A's order
+  t.produce(t.b);            // B writes buf: the first launch's read is unordered with it
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.stream_name == "capture stream (graph 1)");
+  CHECK(res.findings[0].second.stream_name == "stream B");
+  // Launched again on B after the write: that launch is ordered after B's work, no new pair.
+  t.r.graph_launch(t.b, g);
+  CHECK(t.analyze().findings.size() == 1);
+}
+
+TEST_CASE("a second launch of a graph is not ordered after work on the first launch's stream", "[rules][graph]") {
+  TwoStreams t;
+  const StreamId c = t.r.stream("capture stream");
+  const GraphId g = t.r.begin_capture(c);
+  t.consume(c);
+  t.r.end_capture(c, g);
+  t.r.graph_launch(t.a, g);
+  t.produce(t.a);            // after the first launch on A
+  t.r.graph_launch(t.b, g);  // the second launch waits for the first, not for A's producer
+  auto res = t.analyze();
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].first.name == "producer");
+  CHECK(res.findings[0].second.name == "consumer");
+}
+
+TEST_CASE("cuStreamBeginCaptureToGraph adds its work to the graph it names", "[rules][graph]") {
+  TwoStreams t;
+  const StreamId c = t.r.stream("capture stream");
+  const GraphId g = t.r.begin_capture(c);
+  t.consume(c);
+  t.r.end_capture(c, g);
+  t.r.begin_capture_into(c, g);  // a second capture into the same graph
+  t.r.kernel(c, "second_writer", {writes(t.buf, 64)});
+  t.r.end_capture(c, g);
+  t.r.graph_launch(t.a, g);
+  t.produce(t.b);
+  auto res = t.analyze();
+  // Both captured kernels run at the launch and meet B's producer.
+  CHECK(res.findings.size() == 2);
+  CHECK(res.operations_checked == 4);
+}
+
+TEST_CASE("a capture that ends without a graph (invalidated) gives its stream back to eager work", "[rules][graph]") {
+  TwoStreams t;
+  t.r.begin_capture(t.a);
+  t.r.end_capture(t.a, 0);  // cudaStreamEndCapture failed: no graph
+  t.produce(t.a);
+  t.consume(t.b);
+  require_producer_consumer_race(t.analyze());
+}

@@ -337,13 +337,35 @@ TEST_CASE("decode: a failed call records nothing at exit; a query's NOT_READY is
 
 TEST_CASE("decode: a graph instantiated at exit is the one its launch names") {
   Harness h;
+  CUgraph graph = reinterpret_cast<CUgraph>(0x96);
+  cuStreamBeginCapture_v2_params begin{stream(0x5000), CU_STREAM_CAPTURE_MODE_GLOBAL};
+  h.both(CBID(cuStreamBeginCapture_v2), begin);
+  cuStreamEndCapture_params end{stream(0x5000), &graph};
+  h.both(CBID(cuStreamEndCapture), end);
   CUgraphExec exec = reinterpret_cast<CUgraphExec>(0xe7);
   cuGraphInstantiateWithFlags_params inst{&exec, reinterpret_cast<CUgraph>(0x96), 0};
   h.both(CBID(cuGraphInstantiateWithFlags), inst);
   cuGraphLaunch_params launch{exec, stream(0x5000)};
   h.both(CBID(cuGraphLaunch), launch);
   REQUIRE(h.log.count<GraphLaunch>() == 1);
-  CHECK(h.log.all<GraphLaunch>()[0].graph == 0x96);
+  CHECK(h.log.all<GraphLaunch>()[0].graph == h.log.all<CaptureEnd>()[0].graph);
+  CHECK(h.log.all<GraphLaunch>()[0].graph != 0);
+}
+
+TEST_CASE("decode: a failed capture begin records nothing, a failed end still ends the capture") {
+  Harness h;
+  cuStreamBeginCapture_v2_params begin{stream(0x5000), CU_STREAM_CAPTURE_MODE_GLOBAL};
+  h.result = CUDA_ERROR_ILLEGAL_STATE;
+  h.both(CBID(cuStreamBeginCapture_v2), begin);
+  CHECK(h.log.count<CaptureBegin>() == 0);
+  h.result = CUDA_SUCCESS;
+  h.both(CBID(cuStreamBeginCapture_v2), begin);
+  CUgraph none = nullptr;
+  cuStreamEndCapture_params end{stream(0x5000), &none};
+  h.result = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  h.both(CBID(cuStreamEndCapture), end);
+  REQUIRE(h.log.count<CaptureEnd>() == 1);
+  CHECK(h.log.all<CaptureEnd>()[0].graph == 0);
 }
 
 TEST_CASE("decode: a call outside the table records nothing") {

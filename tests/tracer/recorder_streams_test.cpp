@@ -186,10 +186,51 @@ TEST_CASE("graph launches name the captured graph") {
   rec.graph_instantiated(0x7777, 0x6000);
   rec.graph_launched(StreamRef{0xa, 0}, 9, 0x7777);
   CHECK(log.all<CaptureBegin>()[0].stream == 1);
-  CHECK(log.all<CaptureEnd>()[0].graph == 0x6000);
-  CHECK(log.all<GraphLaunch>()[0].graph == 0x6000);
+  CHECK(log.all<CaptureBegin>()[0].graph == 0);  // a plain capture: named at its end
+  CHECK(log.all<CaptureEnd>()[0].graph == 1);    // the first captured graph
+  CHECK(log.all<GraphLaunch>()[0].graph == 1);
   // Every node reports the launch's correlation.
   rec.activity(9, 100, 200);
   rec.activity(9, 300, 400);
   CHECK(log.count<Timing>() == 2);
+}
+
+TEST_CASE("a graph handle reused by a later capture is a new graph; executables keep theirs") {
+  RecordLog log;
+  Recorder rec(log);
+  const StreamRef s{0xa, 0};
+  rec.capture_began(s);
+  rec.capture_ended(s, 0x6000);
+  rec.graph_instantiated(0x7001, 0x6000);  // then the graph is destroyed (PyTorch does)...
+  rec.capture_began(s);
+  rec.capture_ended(s, 0x6000);            // ...and the next capture gets its handle
+  rec.graph_instantiated(0x7002, 0x6000);
+  rec.graph_launched(s, 0, 0x7001);
+  rec.graph_launched(s, 0, 0x7002);
+  rec.graph_launched(s, 0, 0x7003);  // never instantiated from a capture
+  const auto launches = log.all<GraphLaunch>();
+  REQUIRE(launches.size() == 3);
+  CHECK(launches[0].graph == 1);
+  CHECK(launches[1].graph == 2);
+  CHECK(launches[2].graph == 0);
+}
+
+TEST_CASE("a capture into an existing graph names it at both ends; an invalidated one names none") {
+  RecordLog log;
+  Recorder rec(log);
+  const StreamRef s{0xa, 0};
+  rec.capture_began(s);
+  rec.capture_ended(s, 0x6000);
+  rec.capture_began(s, 0x6000);  // cuStreamBeginCaptureToGraph
+  rec.capture_ended(s, 0x6000);
+  rec.capture_began(s);
+  rec.capture_ended(s, 0);  // invalidated
+  const auto begins = log.all<CaptureBegin>();
+  const auto ends = log.all<CaptureEnd>();
+  REQUIRE(begins.size() == 3);
+  REQUIRE(ends.size() == 3);
+  CHECK(begins[1].graph == 1);
+  CHECK(ends[1].graph == 1);
+  CHECK(ends[2].graph == 0);
+  CHECK(rec.open_captures() == 0);
 }

@@ -78,7 +78,9 @@ void launch(Decoder& d, const CUpti_CallbackData& cb, CUfunction f, const unsign
     // Reused per thread: the recorder copies the bytes into its own reused record.
     thread_local std::string bytes;
     if (kernel_params) {
-      kernel_param_bytes(d.facts.param_layout(f), kernel_params, nullptr, bytes);
+      const ParamLayout& layout = d.facts.param_layout(f);
+      kernel_param_bytes(layout, kernel_params, nullptr, bytes);
+      k.layout = &layout.params;
     } else {
       kernel_param_bytes(ParamLayout{}, nullptr, extra, bytes);
     }
@@ -120,9 +122,15 @@ void begin_capture(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   d.rec.capture_began(stream_ref(d, params<StreamFirst>(cb).stream, cb, pt));
 }
 
+void begin_capture_to_graph(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
+  const auto& p = params<cuStreamBeginCaptureToGraph_params>(cb);
+  d.rec.capture_began(stream_ref(d, p.hStream, cb, pt), u64(p.hGraph));
+}
+
 void end_capture(Decoder& d, const CUpti_CallbackData& cb, bool pt) {
   const auto& p = params<cuStreamEndCapture_params>(cb);
-  d.rec.capture_ended(stream_ref(d, p.hStream, cb, pt), p.phGraph ? u64(*p.phGraph) : 0);
+  const bool ok = result_of(cb) == CUDA_SUCCESS;
+  d.rec.capture_ended(stream_ref(d, p.hStream, cb, pt), ok && p.phGraph ? u64(*p.phGraph) : 0);
 }
 
 void graph_instantiate(Decoder& d, const CUpti_CallbackData& cb, bool) {
@@ -363,10 +371,12 @@ constexpr DriverCall kDriverCalls[] = {
     CALL_PT(cuLaunchKernelEx, ptsz, Entry, launch_kernel_ex),
     CALL_PT(cuLaunchHostFunc, ptsz, Entry, launch_host_func),
     CALL_PT(cuGraphLaunch, ptsz, Entry, graph_launch),
-    CALL_PT(cuStreamBeginCapture, ptsz, Entry, begin_capture),
-    CALL_PT(cuStreamBeginCapture_v2, ptsz, Entry, begin_capture),
-    CALL_PT(cuStreamBeginCaptureToGraph, ptsz, Entry, begin_capture),
-    CALL_PT(cuStreamEndCapture, ptsz, Exit, end_capture),
+    // A capture begins only if the call succeeds; it ends also when the call fails (an
+    // invalidated capture ends without a graph).
+    CALL_PT(cuStreamBeginCapture, ptsz, Exit, begin_capture),
+    CALL_PT(cuStreamBeginCapture_v2, ptsz, Exit, begin_capture),
+    CALL_PT(cuStreamBeginCaptureToGraph, ptsz, Exit, begin_capture_to_graph),
+    CALL_PT(cuStreamEndCapture, ptsz, ExitAlways, end_capture),
     CALL(cuGraphInstantiate, Exit, graph_instantiate),
     CALL(cuGraphInstantiate_v2, Exit, graph_instantiate),
     CALL(cuGraphInstantiateWithFlags, Exit, graph_instantiate),
@@ -496,7 +506,8 @@ void decode_driver_call(Decoder& d, CUpti_CallbackId cbid, const CUpti_CallbackD
   }
   if (call->site == CallSite::Entry) return;
   const CUresult r = result_of(cb);
-  if (r == CUDA_SUCCESS || (r == CUDA_ERROR_NOT_READY && call->site == CallSite::ExitOrNotReady))
+  if (r == CUDA_SUCCESS || (r == CUDA_ERROR_NOT_READY && call->site == CallSite::ExitOrNotReady) ||
+      call->site == CallSite::ExitAlways)
     call->handler(d, cb, call->per_thread);
 }
 

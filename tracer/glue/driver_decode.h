@@ -52,6 +52,7 @@ enum class CallSite : uint8_t {
   Entry,           // at API entry (enqueues: their place in issue order)
   Exit,            // at exit, when the call succeeded
   ExitOrNotReady,  // at exit, also when it returned CUDA_ERROR_NOT_READY (queries)
+  ExitAlways,      // at exit, whatever it returned (the handler reads the result)
 };
 
 // `per_thread`: the call is the _ptsz/_ptds variant, whose stream 0 is the thread's own.

@@ -19,22 +19,47 @@ RankEngine::CapturedGraph* RankEngine::captured_open(const trace::Record& r, tra
   return &g;
 }
 
+// A capture opens under a key of its own: a plain cudaStreamBeginCapture names no graph (the
+// graph exists only once cudaStreamEndCapture returns it), and a stream's capture ends on the
+// stream it began on.
 void RankEngine::on(const trace::CaptureBegin& r) {
-  CapturedGraph& g = graphs_[r.graph];
-  if (!g.open) ++open_captures_;
-  g = CapturedGraph{};
+  StreamState& s = stream(r.stream);
+  if (s.capturing) return;  // CUDA refuses a second capture on a capturing stream
+  const trace::GraphId key = kCaptureKeyBit | ++captures_begun_;
+  CapturedGraph& g = graphs_[key];
   g.open = true;
+  g.into = r.graph;
   g.streams.push_back(r.stream);
-  stream(r.stream).capturing = r.graph;
+  s.capturing = key;
+  ++open_captures_;
 }
 
+// The capture becomes the graph the record names (or, captured into an existing graph, adds to
+// it). Every stream it had joined stops capturing. A capture that ended without a graph (it was
+// invalidated) leaves nothing to launch.
 void RankEngine::on(const trace::CaptureEnd& r) {
+  const trace::GraphId key = stream(r.stream).capturing;
+  if (!key) return;
   for (StreamState& s : streams_)
-    if (s.capturing == r.graph) s.capturing = 0;
-  if (auto it = graphs_.find(r.graph); it != graphs_.end() && it->second.open) {
-    it->second.open = false;
-    --open_captures_;
+    if (s.capturing == key) s.capturing = 0;
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) return;
+  CapturedGraph g = std::move(it->second);
+  graphs_.erase(it);
+  --open_captures_;
+  const trace::GraphId id = r.graph ? r.graph : g.into;
+  if (!id || (id & kCaptureKeyBit)) return;
+  g.open = false;
+  auto existing = graphs_.find(id);
+  if (g.into && existing != graphs_.end()) {  // cuStreamBeginCaptureToGraph: nodes added to the graph
+    CapturedGraph& target = existing->second;
+    target.records.insert(target.records.end(), g.records.begin(), g.records.end());
+    for (trace::StreamId st : g.streams)
+      if (std::find(target.streams.begin(), target.streams.end(), st) == target.streams.end())
+        target.streams.push_back(st);
+    return;
   }
+  graphs_[id] = std::move(g);  // a new graph (an id the tracer reuses replaces the old graph)
 }
 
 void RankEngine::on(const trace::GraphLaunch& r) {

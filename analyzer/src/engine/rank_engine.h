@@ -77,7 +77,7 @@ class RankEngine {
     uint32_t device = 0;
     uint32_t flags = 0;
     trace::StringId name = 0;
-    trace::GraphId capturing = 0;  // capturing into this graph: operations do not run now
+    trace::GraphId capturing = 0;  // the open capture (a capture key) this stream is in: operations do not run now
     trace::GraphId graph = 0;      // a graph branch timeline (replays of captured work)
     const HostTimeline* host_seen = nullptr;
     uint64_t host_version_seen = 0;
@@ -91,21 +91,26 @@ class RankEngine {
   struct EventState {
     VectorClock clock;
     bool recorded = false;
-    trace::GraphId captured_in = 0;  // last recorded on a capturing stream (graph dependency)
+    trace::GraphId captured_in = 0;  // last recorded on a capturing stream: that capture's key (graph dependency)
   };
   struct CapturedGraph {
-    bool open = false;                          // still being captured
+    bool open = false;                          // still being captured (then keyed by its capture key)
+    trace::GraphId into = 0;                    // cuStreamBeginCaptureToGraph: the graph it adds to
     std::vector<trace::Record> records;         // in issue order, Access records included
     std::vector<trace::StreamId> streams;       // captured streams, origin first
     std::map<trace::StreamId, uint32_t> branch; // captured stream -> branch slot (made at launch)
     uint64_t last_kernel_seq = 0;
+  };
+  struct PointerArg {
+    uint64_t addr;
+    trace::AccessMode role;  // Read, Write, or ReadWrite: unknown
   };
   struct PendingKernel {
     bool active = false;
     OpStamp op;
     uint32_t slot = 0;
     std::vector<ByteRange> ranges;
-    std::vector<uint64_t> pointers;  // pointer-tier accesses: addresses, extent unknown
+    std::vector<PointerArg> pointers;  // pointer-tier accesses: addresses and roles, extent unknown
   };
   struct Blocked {
     CollectiveKey key;
@@ -241,7 +246,11 @@ class RankEngine {
   AddressBook book_;
   ShadowMemory shadow_;
   PointerShadow pointer_shadow_;
+  // Captured graphs by graph id, and captures still open by a key of their own (the graph of a
+  // plain capture is known only at its end): kCaptureKeyBit marks a key, which no graph id has.
   std::map<trace::GraphId, CapturedGraph> graphs_;
+  static constexpr trace::GraphId kCaptureKeyBit = trace::GraphId{1} << 63;
+  trace::GraphId captures_begun_ = 0;
   uint32_t open_captures_ = 0;  // graphs_ entries still open: none lets captured() return at once
   const trace::Record* current_ = nullptr;  // the record being applied (for capture)
 

@@ -346,7 +346,8 @@ void Recorder::host_func_launched(StreamRef s) {
 
 void Recorder::graph_instantiated(uint64_t exec, uint64_t graph) {
   std::lock_guard lock(mu_);
-  graph_of_exec_[exec] = graph;
+  auto it = graph_of_handle_.find(graph);
+  graph_of_exec_[exec] = it != graph_of_handle_.end() ? it->second : 0;  // 0: a graph not captured
 }
 
 void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) {
@@ -361,14 +362,34 @@ void Recorder::graph_launched(StreamRef s, uint64_t correlation, uint64_t exec) 
   });
 }
 
-void Recorder::capture_began(StreamRef s) {
-  // The graph is known only at the end.
-  on_stream(s, [&](StreamId st) { return CaptureBegin{next_seq(), st, 0}; });
+void Recorder::capture_began(StreamRef s, uint64_t into) {
+  on_thread([&](ThreadState& t) {
+    const StreamId st = stream_id(t, s);
+    GraphId graph = 0;  // a plain capture: its graph is known only at the end
+    if (into) {
+      auto [it, fresh] = graph_of_handle_.try_emplace(into, next_graph_);
+      if (fresh) ++next_graph_;
+      graph = it->second;
+      capturing_into_[st] = graph;
+    }
+    emit(CaptureBegin{next_seq(), st, graph});
+  });
   open_captures_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Recorder::capture_ended(StreamRef s, uint64_t graph) {
-  on_stream(s, [&](StreamId st) { return CaptureEnd{next_seq(), st, graph}; });
+  on_thread([&](ThreadState& t) {
+    const StreamId st = stream_id(t, s);
+    GraphId serial = 0;
+    if (auto into = capturing_into_.find(st); into != capturing_into_.end()) {
+      serial = graph ? into->second : 0;  // added to the graph it named
+      capturing_into_.erase(into);
+    } else if (graph) {
+      serial = next_graph_++;
+      graph_of_handle_[graph] = serial;
+    }
+    emit(CaptureEnd{next_seq(), st, serial});
+  });
   if (open_captures_.load(std::memory_order_relaxed) > 0) open_captures_.fetch_sub(1, std::memory_order_relaxed);
 }
 

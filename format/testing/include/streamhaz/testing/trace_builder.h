@@ -38,7 +38,11 @@ inline KernelAccess reads(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, Ac
 inline KernelAccess writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::Write, {}}; }
 inline KernelAccess reads_writes(uint64_t ptr, uint64_t bytes) { return {ptr, bytes, AccessMode::ReadWrite, {}}; }
 // A launch argument pointing at `ptr` (pointer tier: extent and direction unknown).
-inline KernelAccess pointer_arg(uint64_t ptr) { return {ptr, 0, AccessMode::ReadWrite, FootprintTier::Pointer}; }
+// A pointer-tier argument; `role` Read or Write where a calling convention gives the direction
+// (the tracer's operand_roles.h), ReadWrite when it is unknown.
+inline KernelAccess pointer_arg(uint64_t ptr, AccessMode role = AccessMode::ReadWrite) {
+  return {ptr, 0, role, FootprintTier::Pointer};
+}
 
 // One frame of a stack given to the builder. Python frames: file, line, function. Native
 // frames: the module (from RankTraceBuilder::module) and the return address's offset in it.
@@ -125,6 +129,8 @@ class RankTraceBuilder {
 
   // Stream capture: operations issued between begin and end run at graph_launch.
   GraphId begin_capture(StreamId s);
+  // cuStreamBeginCaptureToGraph: captures into graph g (made by an earlier capture or a new id).
+  void begin_capture_into(StreamId s, GraphId g, bool named = true);
   void end_capture(StreamId s, GraphId g);
   uint64_t graph_launch(StreamId s, GraphId g);
 

@@ -157,9 +157,14 @@ class Recorder {
   void memcpy_issued(StreamRef s, uint64_t correlation, trace::Memcpy m);
   void memset_issued(StreamRef s, uint64_t correlation, trace::Memset m);
   void host_func_launched(StreamRef s);
+  // Graphs are named in the trace by a serial per captured graph, not by their CUgraph handle:
+  // PyTorch destroys a graph once it is instantiated, and a later capture may get its handle.
   void graph_instantiated(uint64_t exec, uint64_t graph);
   void graph_launched(StreamRef s, uint64_t correlation, uint64_t exec);
-  void capture_began(StreamRef s);
+  // `into`: cuStreamBeginCaptureToGraph's graph handle (0: a plain capture, whose graph exists
+  // only at its end).
+  void capture_began(StreamRef s, uint64_t into = 0);
+  // `graph`: the handle cuStreamEndCapture returned, 0 when the capture was invalidated.
   void capture_ended(StreamRef s, uint64_t graph);
 
   // Memory.
@@ -349,10 +354,14 @@ class Recorder {
   };
   std::unordered_map<std::string, trace::StringId, StringHash, std::equal_to<>> strings_;
   FlatMap64<trace::StringId> function_names_;  // function handle (non-zero) -> name
+  FlatMap64<int> operand_arrays_;              // function handle -> operand_array_param() of its name
   // The Kernel record is built in place and reused: its params keep their capacity, so a
   // launch allocates nothing (sinks copy what they keep).
   trace::Record kernel_record_{std::in_place_type<trace::Kernel>};
-  std::unordered_map<uint64_t, uint64_t> graph_of_exec_;
+  std::unordered_map<uint64_t, trace::GraphId> graph_of_exec_;    // CUgraphExec -> graph serial
+  std::unordered_map<uint64_t, trace::GraphId> graph_of_handle_;  // CUgraph -> serial of its last capture
+  std::unordered_map<trace::StreamId, trace::GraphId> capturing_into_;  // open to-graph captures
+  trace::GraphId next_graph_ = 1;
   std::unordered_map<uint64_t, CommState> comms_;
   uint64_t unknown_comms_ = 0;
   // correlation id -> op seqs; one seq for most, several for grouped NCCL and graphs.
