@@ -148,7 +148,9 @@ void write_finding(std::ostream& out, const Finding& f, bool full) {
   out << "\n";
   out << "  Footprint: " << trace::to_string(f.tier) << " tier, "
       << (f.exact ? "exact byte ranges" : "approximate byte ranges")
-      << (f.tier == trace::FootprintTier::Memo ? " (instrumented on an identical earlier launch)" : "") << "\n";
+      << (f.tier == trace::FootprintTier::Memo ? " (instrumented on an identical earlier launch)" : "")
+      << (f.tier == trace::FootprintTier::Coarse ? " (instrumented, recorded at 32 KiB granules: the launch touched more than 1 GiB)" : "")
+      << "\n";
   if (!f.detail.empty()) out << "  Detail: " << printable(f.detail) << "\n";
   out << "  Key: " << printable(f.key) << "\n";
   out << kRule << "\n";
@@ -162,8 +164,8 @@ std::string printable(const std::string& text) { return trace::printable(text); 
 std::string footprint_coverage(const analysis::AnalysisResult& a) {
   std::vector<std::string> parts;
   constexpr trace::FootprintTier order[] = {trace::FootprintTier::Exact, trace::FootprintTier::Memo,
-                                            trace::FootprintTier::Static, trace::FootprintTier::Annotation,
-                                            trace::FootprintTier::Api};
+                                            trace::FootprintTier::Coarse, trace::FootprintTier::Static,
+                                            trace::FootprintTier::Annotation, trace::FootprintTier::Api};
   for (trace::FootprintTier t : order)
     if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(t)]) parts.push_back(fmt::format("{} {}", n, trace::to_string(t)));
   if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(trace::FootprintTier::Pointer)])

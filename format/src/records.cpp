@@ -1,6 +1,8 @@
 // Names and derived facts of records.
 #include "streamhaz/trace/records.h"
 
+#include <iterator>
+
 namespace streamhaz::trace {
 namespace {
 
@@ -45,7 +47,8 @@ const char* to_string(AccessMode m) {
 }
 
 const char* to_string(FootprintTier t) {
-  constexpr const char* names[] = {"api", "static", "exact", "annotation", "pointer", "memo"};
+  constexpr const char* names[] = {"api", "static", "exact", "annotation", "pointer", "memo", "coarse"};
+  static_assert(std::size(names) == kFootprintTierCount);
   return names[static_cast<size_t>(t)];
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "record_log.h"
@@ -82,6 +83,45 @@ TEST_CASE("pointer tier: launch arguments into allocations become pointer Access
   CHECK(std::holds_alternative<Access>(log.records.back()));  // right after its kernel
 }
 
+TEST_CASE("pointer tier: TensorIterator kernels give their output as written, their inputs as read") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::Pointers);
+  rec.allocated(AllocKind::Device, kSegment, 1 << 20, 0);
+  const uint64_t out = kSegment, in = kSegment + 4096, captured = kSegment + 8192;
+  // (int N, functor holding a pointer, std::array<char*, 2>{out, in})
+  const std::string args = words({64, captured, out, in});
+  const std::vector<std::pair<size_t, size_t>> layout{{0, 4}, {8, 8}, {16, 16}};
+  KernelLaunch k = testing::launch(7, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13AUnaryFunctorIfffNS0_15binary_"
+                                      "internal10MulFunctorIfEEEESt5arrayIPcLm2EEEEviT0_T1_");
+  k.params = args;
+  k.layout = &layout;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
+  std::map<uint64_t, AccessMode> role;
+  for (const Access& a : log.all<Access>()) role[a.ptr] = a.mode;
+  CHECK(role.at(out) == AccessMode::Write);
+  CHECK(role.at(in) == AccessMode::Read);
+  CHECK(role.at(captured) == AccessMode::ReadWrite);  // outside the operand array: unknown
+
+  // In place (out == in): written. Without a layout, or another family: unknown.
+  log.records.clear();
+  const std::string in_place = words({64, 0, out, out});
+  k.params = in_place;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 2, k);
+  REQUIRE(log.all<Access>().size() == 1);
+  CHECK(log.all<Access>()[0].mode == AccessMode::Write);
+  log.records.clear();
+  k.layout = nullptr;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 3, k);
+  CHECK(log.all<Access>()[0].mode == AccessMode::ReadWrite);
+  log.records.clear();
+  KernelLaunch other = testing::launch(8, "_ZN2at6native13reduce_kernelILi128ELi4E");
+  other.params = args;
+  other.layout = &layout;
+  rec.kernel_launched(StreamRef{0x7000, 0}, 4, other);
+  for (const Access& a : log.all<Access>()) CHECK(a.mode == AccessMode::ReadWrite);
+}
+
 TEST_CASE("pointer tier: freed memory is no longer a pointer target") {
   RecordLog log;
   Recorder rec(log);
@@ -140,6 +180,44 @@ TEST_CASE("exact tier: a held launch leaves with the ranges its instrumentation 
   CHECK(exact[1].mode == AccessMode::Write);
   rec.release_kernel(nullptr);  // nothing held: nothing leaves
   CHECK(log.count<Kernel>() == 1);
+}
+
+TEST_CASE("AllocationIndex cuts a range at the allocations it overlaps, keeps one that overlaps none") {
+  AllocationIndex index;
+  index.add(0x10000, 0x1000);
+  index.add(0x12000, 0x1000);
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  index.cut(0xf000, 0x12800, out);  // over the first, the gap, half the second
+  REQUIRE(out.size() == 2);
+  CHECK(out[0] == std::pair<uint64_t, uint64_t>{0x10000, 0x11000});
+  CHECK(out[1] == std::pair<uint64_t, uint64_t>{0x12000, 0x12800});
+  out.clear();
+  index.cut(0x20000, 0x28000, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == std::pair<uint64_t, uint64_t>{0x20000, 0x28000});
+}
+
+TEST_CASE("exact tier: coarse ranges leave as tier coarse, cut at the allocations") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_kernel_arguments(KernelArguments::PointersAndBytes);
+  rec.set_hold_kernels(true);
+  rec.allocated(AllocKind::Device, kSegment, 1 << 20, 0);
+  rec.kernel_launched(StreamRef{0x7000, 0}, 1, testing::launch(1, "huge"));
+  // A 32 KiB granule reaching 16 KiB past the allocation's end, and one fine range.
+  const std::vector<KernelRange> touched{{kSegment, kSegment + 128, AccessMode::Read, false},
+                                         {kSegment + (1 << 20) - 16384, kSegment + (1 << 20) + 16384, AccessMode::Write, true}};
+  rec.release_kernel(&touched);
+  std::vector<Access> exact, coarse;
+  for (const Access& a : log.all<Access>()) {
+    if (a.tier == FootprintTier::Exact) exact.push_back(a);
+    if (a.tier == FootprintTier::Coarse) coarse.push_back(a);
+  }
+  REQUIRE(exact.size() == 1);
+  REQUIRE(coarse.size() == 1);
+  CHECK(coarse[0].ptr == kSegment + (1 << 20) - 16384);
+  CHECK(coarse[0].bytes == 16384);
+  CHECK(coarse[0].mode == AccessMode::Write);
 }
 
 TEST_CASE("exact tier: asking about a thread with nothing held writes nothing") {

@@ -2,7 +2,8 @@
 // before every global-memory instruction of a patched kernel, in every active thread, and
 // streamhaz_async_copy before every cp.async (a global read into shared memory). It marks
 // the 128-byte granules the warp touches in the launch's table (streamhaz/tracer/
-// footprint_table.h), which the tracer reads back when the launch ends.
+// footprint_table.h: 32 KiB granules once the fine level is full), which the tracer reads back
+// when the launch ends.
 //
 // Cost is what matters here: the call happens for every thread of every load and store. A warp
 // whose lanes touch one region in one direction (a coalesced access, the common case) is reduced
@@ -18,33 +19,48 @@ namespace fp = streamhaz::tracer::footprint;
 namespace {
 
 __device__ __forceinline__ fp::Header* header_of(void* slot) { return static_cast<fp::Header*>(slot); }
-__device__ __forceinline__ fp::Bucket* buckets_of(void* slot) {
-  return reinterpret_cast<fp::Bucket*>(static_cast<char*>(slot) + fp::Layout::buckets);
+
+// One level of the table: its buckets, entries, capacity and append counter.
+struct Level {
+  fp::Bucket* buckets;
+  fp::Entry* entries;
+  unsigned bucket_mask;
+  uint32_t capacity;
+  uint32_t* used;
+};
+
+__device__ __forceinline__ Level fine_level(void* slot) {
+  char* base = static_cast<char*>(slot);
+  const uint32_t limit = *reinterpret_cast<const uint32_t*>(base + fp::Layout::fine_limit);
+  return {reinterpret_cast<fp::Bucket*>(base + fp::Layout::buckets), reinterpret_cast<fp::Entry*>(base + fp::Layout::entries),
+          fp::kBuckets - 1, limit && limit < fp::kEntries ? limit : fp::kEntries, &header_of(slot)->used};
 }
-__device__ __forceinline__ fp::Entry* entries_of(void* slot) {
-  return reinterpret_cast<fp::Entry*>(static_cast<char*>(slot) + fp::Layout::entries);
+__device__ __forceinline__ Level coarse_level(void* slot) {
+  char* base = static_cast<char*>(slot);
+  return {reinterpret_cast<fp::Bucket*>(base + fp::Layout::coarse_buckets),
+          reinterpret_cast<fp::Entry*>(base + fp::Layout::coarse_entries), fp::kCoarseBuckets - 1, fp::kCoarseEntries,
+          &header_of(slot)->coarse_used};
 }
 
 __device__ __forceinline__ uint64_t load_volatile(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
 __device__ __forceinline__ uint32_t load_volatile(const uint32_t* p) { return *reinterpret_cast<const volatile uint32_t*>(p); }
 
-// The entry of `region`, inserted if new; null when the table is full.
-__device__ fp::Entry* find_or_insert(void* slot, uint64_t region) {
-  fp::Bucket* buckets = buckets_of(slot);
+// The entry of `region` in `level`, inserted if new; null when that level is full.
+__device__ fp::Entry* find_or_insert(const Level& level, uint64_t region) {
   const uint64_t key = region + 1;
-  uint32_t h = static_cast<uint32_t>((region * 0x9e3779b97f4a7c15ull) >> 40) & (fp::kBuckets - 1);
-  for (unsigned probe = 0; probe < fp::kMaxProbes; ++probe, h = (h + 1) & (fp::kBuckets - 1)) {
-    fp::Bucket* b = &buckets[h];
+  uint32_t h = static_cast<uint32_t>((region * 0x9e3779b97f4a7c15ull) >> 40) & level.bucket_mask;
+  for (unsigned probe = 0; probe < fp::kMaxProbes; ++probe, h = (h + 1) & level.bucket_mask) {
+    fp::Bucket* b = &level.buckets[h];
     uint64_t seen = load_volatile(&b->key);
     if (seen == 0) {
       seen = atomicCAS(reinterpret_cast<unsigned long long*>(&b->key), 0ull, static_cast<unsigned long long>(key));
       if (seen == 0) {  // ours: take an entry and publish its index
-        const uint32_t index = atomicAdd(&header_of(slot)->used, 1u);
-        if (index >= fp::kEntries) {
+        const uint32_t index = atomicAdd(level.used, 1u);
+        if (index >= level.capacity) {
           atomicExch(&b->index, fp::kIndexOverflow);
           return nullptr;
         }
-        fp::Entry* e = &entries_of(slot)[index];
+        fp::Entry* e = &level.entries[index];
         e->region = region;
         __threadfence();
         atomicExch(&b->index, index + 1);
@@ -55,12 +71,12 @@ __device__ fp::Entry* find_or_insert(void* slot, uint64_t region) {
     uint32_t index;
     while ((index = load_volatile(&b->index)) == 0) {
     }  // the inserting thread publishes it right after its CAS
-    return index == fp::kIndexOverflow ? nullptr : &entries_of(slot)[index - 1];
+    return index == fp::kIndexOverflow ? nullptr : &level.entries[index - 1];
   }
   return nullptr;
 }
 
-// Widens the coarse hull of a direction: the table had no room for this region.
+// Widens the hull of a direction: neither level had room for [lo, hi).
 __device__ void widen_hull(void* slot, unsigned direction, uint64_t lo, uint64_t hi) {
   fp::Header* h = header_of(slot);
   if (!load_volatile(&h->overflow)) atomicExch(&h->overflow, 1u);
@@ -69,19 +85,31 @@ __device__ void widen_hull(void* slot, unsigned direction, uint64_t lo, uint64_t
   if (load_volatile(&h->hull_hi[direction]) < hi) atomicMax(reinterpret_cast<unsigned long long*>(&h->hull_hi[direction]), hi);
 }
 
+__device__ __forceinline__ void set_bits(fp::Entry* e, unsigned d, uint64_t granules) {
+  if ((load_volatile(&e->bits[d]) & granules) != granules)
+    atomicOr(reinterpret_cast<unsigned long long*>(&e->bits[d]), granules);
+}
+
+// Marks granules of one fine region; when the fine level is full, the same bytes at the coarse
+// level's 32 KiB granules; when that is full too, the hull.
 __device__ void mark(void* slot, uint64_t region, unsigned directions, uint64_t granules) {
-  fp::Entry* e = find_or_insert(slot, region);
+  if (fp::Entry* e = find_or_insert(fine_level(slot), region)) {
+    for (unsigned d = 0; d < 2; ++d)
+      if (directions & (1u << d)) set_bits(e, d, granules);
+    return;
+  }
+  const uint64_t base = region << fp::kRegionShift;
+  const uint64_t lo = base + (uint64_t(__ffsll(static_cast<long long>(granules)) - 1) << fp::kGranuleShift);
+  const uint64_t hi = base + (uint64_t(64 - __clzll(static_cast<long long>(granules))) << fp::kGranuleShift);
+  constexpr unsigned kShift = fp::kCoarseRegionShift - fp::kCoarseGranuleShift;
+  const unsigned first = (lo >> fp::kCoarseGranuleShift) & ((1u << kShift) - 1);
+  const unsigned last = ((hi - 1) >> fp::kCoarseGranuleShift) & ((1u << kShift) - 1);
+  const uint64_t coarse_granules = (~0ull >> (63 - last)) & (~0ull << first);
+  fp::Entry* e = find_or_insert(coarse_level(slot), lo >> fp::kCoarseRegionShift);
   for (unsigned d = 0; d < 2; ++d) {
     if (!(directions & (1u << d))) continue;
-    if (!e) {
-      const uint64_t base = region << fp::kRegionShift;
-      const int first = __ffsll(static_cast<long long>(granules)) - 1;
-      const int last = 63 - __clzll(static_cast<long long>(granules));
-      widen_hull(slot, d, base + (uint64_t(first) << fp::kGranuleShift), base + (uint64_t(last + 1) << fp::kGranuleShift));
-      continue;
-    }
-    if ((load_volatile(&e->bits[d]) & granules) != granules)
-      atomicOr(reinterpret_cast<unsigned long long*>(&e->bits[d]), granules);
+    if (e) set_bits(e, d, coarse_granules);
+    else widen_hull(slot, d, lo, hi);
   }
 }
 

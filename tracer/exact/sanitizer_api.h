@@ -22,6 +22,7 @@ struct SanitizerApi {
   decltype(&sanitizerAllocHost) alloc_host = nullptr;
   decltype(&sanitizerMemset) memset = nullptr;
   decltype(&sanitizerMemcpyDeviceToHost) to_host = nullptr;
+  decltype(&sanitizerMemcpyHostToDeviceAsync) to_device = nullptr;
   decltype(&sanitizerStreamSynchronize) synchronize = nullptr;
   decltype(&sanitizerGetStreamHandle) stream_handle = nullptr;
   decltype(&sanitizerGetResultString) result_string = nullptr;
@@ -36,7 +37,8 @@ struct SanitizerApi {
            get(patch_module, "sanitizerPatchModule") && get(unpatch_module, "sanitizerUnpatchModule") &&
            get(set_launch_data, "sanitizerSetLaunchCallbackData") && get(alloc, "sanitizerAlloc") &&
            get(alloc_host, "sanitizerAllocHost") && get(memset, "sanitizerMemset") &&
-           get(to_host, "sanitizerMemcpyDeviceToHost") && get(synchronize, "sanitizerStreamSynchronize") &&
+           get(to_host, "sanitizerMemcpyDeviceToHost") && get(to_device, "sanitizerMemcpyHostToDeviceAsync") &&
+           get(synchronize, "sanitizerStreamSynchronize") &&
            get(stream_handle, "sanitizerGetStreamHandle") &&
            get(result_string, "sanitizerGetResultString");
   }

@@ -37,16 +37,27 @@ namespace fp = footprint;
 struct ContextSlot {
   void* device = nullptr;
   char* host = nullptr;
-  uint32_t entries_used = 0;  // of the last launch: what the next one must clear
+  // Of the last launch: the entries of each level the next one must clear.
+  uint32_t entries_used = 0;
+  uint32_t coarse_used = 0;
+  bool fresh = true;  // fine_limit not written yet
   std::mutex busy;
+  void forget_use() {  // unknown: the next launch clears everything
+    entries_used = fp::kEntries;
+    coarse_used = fp::kCoarseEntries;
+  }
 };
 
 struct Backend {
   SanitizerApi api;
   bool memoise = true;
+  uint32_t fine_limit = 0;  // Layout::fine_limit (0: the whole fine level)
   LaunchMemo memo;
   std::atomic<uint64_t> instrumented{0};  // launches whose table was read back
   std::atomic<uint64_t> bare{0};          // launches the steady phase ran uninstrumented, memo unknown
+  std::atomic<uint64_t> coarse{0};        // instrumented launches that needed the coarse level
+  std::atomic<uint64_t> during_capture{0};  // launches into a stream capture: graph nodes, not instrumented
+  std::atomic<uint64_t> graph_nodes{0};   // kernel nodes of graph launches, run with no table
   std::unique_ptr<InstrumentationPhases> phases;
   std::mutex slots_mutex;
   std::map<CUcontext, ContextSlot> slots;
@@ -78,10 +89,13 @@ ContextSlot* slot_of(CUcontext context) {
   }
   if (!s->device) {
     std::lock_guard lock(s->busy);
-    if (!s->device && (b.api.alloc(context, &s->device, fp::Layout::bytes) != SANITIZER_SUCCESS ||
-                       b.api.alloc_host(context, reinterpret_cast<void**>(&s->host), fp::Layout::bytes) != SANITIZER_SUCCESS)) {
-      s->device = nullptr;
-      return nullptr;
+    if (!s->device) {
+      if (b.api.alloc(context, &s->device, fp::Layout::bytes) != SANITIZER_SUCCESS ||
+          b.api.alloc_host(context, reinterpret_cast<void**>(&s->host), fp::Layout::bytes) != SANITIZER_SUCCESS) {
+        s->device = nullptr;
+        return nullptr;
+      }
+      s->forget_use();  // fresh memory holds anything: the first launch clears all of it
     }
   }
   return s;
@@ -131,14 +145,27 @@ void on_launch_entry(CUcontext context) {
   }
 }
 
+// A patched kernel that runs without a table must see null callback data (the patch then does
+// nothing): a graph node, a launch the memo served, one the steady phase or a capture left bare.
+void run_without_table(const Sanitizer_LaunchData& l) {
+  if (l.hLaunch && backend->phases->patched(l.module)) backend->api.set_launch_data(l.hLaunch, l.function, l.hStream, nullptr);
+}
+
 void on_launch_begin(const Sanitizer_LaunchData& l) {
   Recorder* rec = active_recorder();
   Backend& b = *backend;
   if (l.hStream) b.phases->stream_created(l.context, l.hStream);  // drained before modules change
   // Only launches still held: not NCCL's own kernels, graph nodes or launches the memo served.
-  if (!rec || !rec->holds_kernel()) return;
+  if (!rec || !rec->holds_kernel()) return run_without_table(l);
+  // Work issued into a stream capture does not run now: the table's clear and read-back would
+  // be captured too (or break the capture). Its record stays at the pointer tier.
+  if (rec->open_captures() > 0) {
+    rec->release_kernel(nullptr);
+    b.during_capture.fetch_add(1, std::memory_order_relaxed);
+    return run_without_table(l);
+  }
   ContextSlot* s = slot_of(l.context);
-  if (!s) return;
+  if (!s) return run_without_table(l);
   s->busy.lock();
   // A phase switch waits for this launch call to leave (its gate), so the module stays as it is
   // until this launch's table is read back.
@@ -147,17 +174,34 @@ void on_launch_begin(const Sanitizer_LaunchData& l) {
     rec->release_kernel(nullptr);  // a module that could not be patched: the launch runs bare
     return;
   }
-  // Clear what the last launch used (header, buckets, its entries) before this kernel runs.
-  b.api.memset(s->device, 0, fp::Layout::entries, l.hStream);
+  // Clear what the last launch used (header, both levels' buckets, their entries) before this
+  // kernel runs.
+  char* device = static_cast<char*>(s->device);
+  if (s->fresh) {
+    s->fresh = false;
+    std::memcpy(s->host + fp::Layout::fine_limit, &b.fine_limit, sizeof b.fine_limit);
+    b.api.to_device(device + fp::Layout::fine_limit, s->host + fp::Layout::fine_limit, sizeof b.fine_limit, l.hStream);
+  }
+  b.api.memset(device, 0, sizeof(fp::Header), l.hStream);
+  b.api.memset(device + fp::Layout::buckets, 0, fp::Layout::entries - fp::Layout::buckets, l.hStream);
   if (s->entries_used)
-    b.api.memset(static_cast<char*>(s->device) + fp::Layout::entries, 0, uint64_t{s->entries_used} * sizeof(fp::Entry),
-                 l.hStream);
+    b.api.memset(device + fp::Layout::entries, 0, uint64_t{s->entries_used} * sizeof(fp::Entry), l.hStream);
+  if (s->coarse_used)
+    b.api.memset(device + fp::Layout::coarse_entries, 0, uint64_t{s->coarse_used} * sizeof(fp::Entry), l.hStream);
+  s->entries_used = s->coarse_used = 0;
   if (b.api.set_launch_data(l.hLaunch, l.function, l.hStream, s->device) != SANITIZER_SUCCESS) {
-    s->entries_used = 0;
     s->busy.unlock();
     return;
   }
   current.slot = s;
+}
+
+// A kernel node of a graph launch: graph kernels keep the footprint their capture gave them
+// (pointer tier, or memo), and run patched code with no table.
+void on_graph_node_launch(const Sanitizer_GraphNodeLaunchData& n) {
+  if (n.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
+  backend->graph_nodes.fetch_add(1, std::memory_order_relaxed);
+  run_without_table(n.launchData);
 }
 
 void on_launch_end(const Sanitizer_LaunchData& l) {
@@ -166,24 +210,36 @@ void on_launch_end(const Sanitizer_LaunchData& l) {
   current.slot = nullptr;
   Backend& b = *backend;
   std::vector<KernelRange> ranges;
+  bool coarse = false;
   bool read = b.api.synchronize(l.hStream) == SANITIZER_SUCCESS &&
               b.api.to_host(s->host, s->device, sizeof(fp::Header), l.hStream) == SANITIZER_SUCCESS;
   if (read) {
     fp::Header header;
     std::memcpy(&header, s->host, sizeof header);
     const uint32_t count = std::min(header.used, fp::kEntries);
+    const uint32_t coarse_count = std::min(header.coarse_used, fp::kCoarseEntries);
+    char* device = static_cast<char*>(s->device);
     if (count)
-      read = b.api.to_host(s->host + fp::Layout::entries, static_cast<char*>(s->device) + fp::Layout::entries,
-                           uint64_t{count} * sizeof(fp::Entry), l.hStream) == SANITIZER_SUCCESS;
+      read = b.api.to_host(s->host + fp::Layout::entries, device + fp::Layout::entries, uint64_t{count} * sizeof(fp::Entry),
+                           l.hStream) == SANITIZER_SUCCESS;
+    if (read && coarse_count)
+      read = b.api.to_host(s->host + fp::Layout::coarse_entries, device + fp::Layout::coarse_entries,
+                           uint64_t{coarse_count} * sizeof(fp::Entry), l.hStream) == SANITIZER_SUCCESS;
     s->entries_used = count;
+    s->coarse_used = coarse_count;
     if (read)
       for (const fp::TouchedRange& t :
-           fp::decode(header, reinterpret_cast<const fp::Entry*>(s->host + fp::Layout::entries), count))
-        ranges.push_back({t.lo, t.hi, static_cast<trace::AccessMode>(t.mode)});
+           fp::decode(header, reinterpret_cast<const fp::Entry*>(s->host + fp::Layout::entries), count,
+                      reinterpret_cast<const fp::Entry*>(s->host + fp::Layout::coarse_entries), coarse_count)) {
+        ranges.push_back({t.lo, t.hi, static_cast<trace::AccessMode>(t.mode), !t.fine()});
+        coarse |= !t.fine();
+      }
   }
   s->busy.unlock();
   if (read) b.instrumented.fetch_add(1, std::memory_order_relaxed);
-  if (read && current.key_valid) b.memo.observe(current.key, ranges);
+  if (coarse) b.coarse.fetch_add(1, std::memory_order_relaxed);
+  // A coarse footprint is not memoised: an identical launch is instrumented again.
+  if (read && current.key_valid && !coarse) b.memo.observe(current.key, ranges);
   if (Recorder* rec = active_recorder()) rec->release_kernel(read ? &ranges : nullptr);
 }
 
@@ -205,7 +261,7 @@ void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb)
   // record leaves bare, and a table it took is given back unread.
   if (ContextSlot* s = current.slot) {
     current.slot = nullptr;
-    s->entries_used = fp::kEntries;  // unknown: the next launch clears the whole table
+    s->forget_use();
     s->busy.unlock();
   }
   if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
@@ -245,6 +301,10 @@ void on_sanitizer_callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN) on_launch_begin(*static_cast<const Sanitizer_LaunchData*>(data));
         else if (cbid == SANITIZER_CBID_LAUNCH_END) on_launch_end(*static_cast<const Sanitizer_LaunchData*>(data));
         break;
+      case SANITIZER_CB_DOMAIN_GRAPHS:
+        if (cbid == SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN)
+          on_graph_node_launch(*static_cast<const Sanitizer_GraphNodeLaunchData*>(data));
+        break;
       default:
         break;
     }
@@ -276,7 +336,7 @@ void* open_sanitizer_library() {
 
 }  // namespace
 
-bool start_exact_backend(ExactLaunches launches, std::string& why_not) {
+bool start_exact_backend(ExactLaunches launches, uint32_t fine_regions, std::string& why_not) {
   void* lib = open_sanitizer_library();
   if (!lib) {
     why_not = "exact footprints need the Compute Sanitizer API (libsanitizer-public.so; set STREAMHAZ_SANITIZER_LIB)";
@@ -288,6 +348,7 @@ bool start_exact_backend(ExactLaunches launches, std::string& why_not) {
     return false;
   }
   backend->memoise = launches == ExactLaunches::Memo;
+  backend->fine_limit = fine_regions;
   Sanitizer_SubscriberHandle subscriber;
   SanitizerResult r = backend->api.subscribe(&subscriber, on_sanitizer_callback, nullptr);
   if (r != SANITIZER_SUCCESS) {
@@ -296,7 +357,8 @@ bool start_exact_backend(ExactLaunches launches, std::string& why_not) {
   }
   backend->phases =
       std::make_unique<InstrumentationPhases>(backend->api, subscriber, patch_file_beside_library(), backend->memoise);
-  for (Sanitizer_CallbackDomain d : {SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH})
+  for (Sanitizer_CallbackDomain d : {SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH,
+                                     SANITIZER_CB_DOMAIN_GRAPHS})
     backend->api.enable_domain(1, subscriber, d);
   return true;
 }
@@ -306,14 +368,21 @@ std::string exact_backend_summary() {
   const uint64_t instrumented = backend->instrumented.load();
   const LaunchMemo::Counts m = backend->memo.counts();
   if (instrumented + m.reused == 0) return {};  // a process that launched nothing (a launcher)
+  // Launches the tier could not instrument exactly, said only when there were any.
+  std::string extra;
+  if (const uint64_t n = backend->coarse.load())
+    extra += ", " + std::to_string(n) + " touched more than 1 GiB (tier coarse, 32 KiB granules)";
+  if (const uint64_t n = backend->during_capture.load())
+    extra += ", " + std::to_string(n) + " captured into graphs (pointer tier)";
+  if (const uint64_t n = backend->graph_nodes.load()) extra += ", " + std::to_string(n) + " graph kernel nodes run";
   if (!backend->memoise)
-    return "exact footprints: " + std::to_string(instrumented) + " launches instrumented (--exact-launches every)";
+    return "exact footprints: " + std::to_string(instrumented) + " launches instrumented (--exact-launches every)" + extra;
   const InstrumentationPhases::Counts p = backend->phases->counts();
   return "exact footprints: " + std::to_string(instrumented) + " launches instrumented, " + std::to_string(m.reused) +
          " served by the launch memo (tier memo), " + std::to_string(backend->bare.load()) +
          " unknown to it run bare in the steady phase (pointer tier), " + std::to_string(m.varying_functions) +
          " kernels found data-dependent; instrumentation taken off " + std::to_string(p.to_steady) +
-         " times, put back " + std::to_string(p.to_learn);
+         " times, put back " + std::to_string(p.to_learn) + extra;
 }
 
 }  // namespace streamhaz::tracer::glue

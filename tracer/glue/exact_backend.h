@@ -32,8 +32,9 @@ void decode_sanitizer_driver_call(uint32_t cbid, const SanitizerDriverCall& call
 void sanitizer_context_created();
 
 // Subscribes to the Compute Sanitizer API (loaded at run time) and patches every module loaded
-// from now on. False, with the reason, where it is missing or refuses.
-bool start_exact_backend(ExactLaunches launches, std::string& why_not);
+// from now on. False, with the reason, where it is missing or refuses. `fine_regions`: the
+// fine level's limit per launch (footprint_table.h's Layout::fine_limit; 0: all of it).
+bool start_exact_backend(ExactLaunches launches, uint32_t fine_regions, std::string& why_not);
 // One line on what the exact tier did (launches instrumented, served by the memo), for exit.
 std::string exact_backend_summary();
 

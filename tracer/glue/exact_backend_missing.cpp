@@ -3,7 +3,7 @@
 
 namespace streamhaz::tracer::glue {
 
-bool start_exact_backend(ExactLaunches, std::string& why_not) {
+bool start_exact_backend(ExactLaunches, uint32_t, std::string& why_not) {
   why_not = "this tracer was built without the Compute Sanitizer API, so it has no exact footprint tier "
             "(rebuild where compute-sanitizer/include exists)";
   return false;

@@ -167,7 +167,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (settings().disabled) return;
     streamhaz::tracer::Session& sess = session();
     std::string why;
-    if (s.footprints == Footprints::Exact && start_exact_backend(settings().exact_launches, why)) {
+    if (s.footprints == Footprints::Exact && start_exact_backend(settings().exact_launches, settings().exact_fine_regions, why)) {
       // The Sanitizer API is the only source now: CUPTI would refuse or be ignored.
       s.gpu_times = streamhaz::tracer::TimingPolicy{streamhaz::tracer::GpuTimes::Off};
       sess.recorder().set_timings_expected(false);

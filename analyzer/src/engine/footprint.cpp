@@ -44,11 +44,13 @@ int precision(trace::FootprintTier t) {
   switch (t) {
     case trace::FootprintTier::Pointer: return 0;
     case trace::FootprintTier::Static: return 1;
+    // Observed, at 32 KiB granules.
+    case trace::FootprintTier::Coarse: return 2;
     // Observed bytes, but of an earlier launch with the same arguments.
-    case trace::FootprintTier::Memo: return 2;
-    case trace::FootprintTier::Annotation: return 3;
-    case trace::FootprintTier::Exact: return 4;
-    case trace::FootprintTier::Api: return 5;
+    case trace::FootprintTier::Memo: return 3;
+    case trace::FootprintTier::Annotation: return 4;
+    case trace::FootprintTier::Exact: return 5;
+    case trace::FootprintTier::Api: return 6;
   }
   return 0;
 }

@@ -50,4 +50,15 @@ void AllocationIndex::pointers_in(std::string_view arguments, std::vector<uint64
   }
 }
 
+void AllocationIndex::cut(uint64_t lo, uint64_t hi, std::vector<std::pair<uint64_t, uint64_t>>& out) const {
+  const size_t first = out.size();
+  // The first allocation that ends after lo: the one before it (by base) may still reach lo.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), lo,
+                             [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
+  if (it != ranges_.begin() && std::prev(it)->second > lo) --it;
+  for (; it != ranges_.end() && it->first < hi; ++it)
+    if (it->second > lo) out.emplace_back(std::max(lo, it->first), std::min(hi, it->second));
+  if (out.size() == first) out.emplace_back(lo, hi);
+}
+
 }  // namespace streamhaz::tracer

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "streamhaz/tracer/launch_memo.h"
+#include "streamhaz/tracer/operand_roles.h"
 
 namespace streamhaz::tracer {
 
@@ -88,9 +89,17 @@ StringId Recorder::intern(std::string_view text) {
 StringId Recorder::function_name(const KernelLaunch& k) {
   if (k.function == 0) return intern(k.name.view());
   if (const StringId* id = function_names_.find(k.function)) return *id;
-  StringId id = intern(k.name.view());
+  const std::string_view name = k.name.view();
+  StringId id = intern(name);
   function_names_.try_emplace(k.function, id);
+  operand_arrays_.try_emplace(k.function, operand_array_param(name));
   return id;
+}
+
+// Looked up once per function, beside its name (function_name).
+int Recorder::operand_array(const KernelLaunch& k) {
+  if (const int* known = k.function ? operand_arrays_.find(k.function) : nullptr) return *known;
+  return operand_array_param(k.name.view());
 }
 
 StreamId Recorder::new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority) {
@@ -268,6 +277,7 @@ void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLa
   std::copy(k.block, k.block + 3, h.block);
   h.shared_mem = k.shared_mem;
   h.params.assign(k.params.data(), k.params.size());
+  h.layout = k.layout;
 }
 
 void Recorder::release_kernel(const std::vector<KernelRange>* ranges, trace::FootprintTier tier) {
@@ -285,6 +295,7 @@ void Recorder::release_kernel(const std::vector<KernelRange>* ranges, trace::Foo
   std::copy(h.block, h.block + 3, k.block);
   k.shared_mem = h.shared_mem;
   k.params = h.params;
+  k.layout = h.layout;
   emit_kernel(t, h.stream, h.correlation, k, ranges, tier);
 }
 
@@ -324,11 +335,23 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
   if (kernel_arguments_ != KernelArguments::Drop) {
     pointers_.clear();
     allocations_.pointers_in(k.params, pointers_);
-    for (uint64_t p : pointers_) emit(Access{rec.op.seq, p, 0, AccessMode::ReadWrite, FootprintTier::Pointer});
+    if (!pointers_.empty()) {
+      operand_roles(k.params, k.layout, operand_array(k), pointers_, pointer_roles_);
+      for (size_t i = 0; i < pointers_.size(); ++i)
+        emit(Access{rec.op.seq, pointers_[i], 0, pointer_roles_[i], FootprintTier::Pointer});
+    }
   }
   if (exact)
-    for (const KernelRange& r : *exact)
-      if (r.hi > r.lo) emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, exact_tier});
+    for (const KernelRange& r : *exact) {
+      if (r.hi <= r.lo) continue;
+      if (!r.coarse) {
+        emit(Access{rec.op.seq, r.lo, r.hi - r.lo, r.mode, exact_tier});
+        continue;
+      }
+      cut_scratch_.clear();
+      allocations_.cut(r.lo, r.hi, cut_scratch_);
+      for (const auto& [lo, hi] : cut_scratch_) emit(Access{rec.op.seq, lo, hi - lo, r.mode, FootprintTier::Coarse});
+    }
   if (kernel_stack_.seq == rec.op.seq && kernel_stack_.callsite != 0) {
     sink_.add(kernel_stack_);
     kernel_stack_ = StackRef{};

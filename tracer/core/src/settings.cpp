@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "streamhaz/tracer/footprint_table.h"
+
 namespace streamhaz::tracer {
 namespace {
 
@@ -73,6 +75,16 @@ std::string parse_flush_ms(std::string_view text, TracerSettings& s) {
   return {};
 }
 
+std::string parse_fine_regions(std::string_view text, TracerSettings& s) {
+  long long n = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > footprint::kEntries)
+    return "expected a count of 8 KiB regions from 0 (all) to " + std::to_string(footprint::kEntries) + ", got " +
+           quoted(text);
+  s.exact_fine_regions = static_cast<uint32_t>(n);
+  return {};
+}
+
 std::string parse_disable(std::string_view text, TracerSettings& s) {
   for (const char* yes : {"1", "true", "yes", "on"}) {
     if (text == yes) {
@@ -122,6 +134,10 @@ const SettingSpec kSettings[] = {
      "How often buffered records go to the file, in ms (0: only at exit); a killed process loses at most "
      "this much",
      parse_flush_ms, [](const TracerSettings& s) { return std::to_string(s.flush_period.count()); }},
+    {"STREAMHAZ_EXACT_FINE_REGIONS", nullptr, "N",
+     "Diagnostics: how many 8 KiB regions the exact tier's 128-byte table holds per launch (0: all, 1 GiB); "
+     "fewer send more launches to the 32 KiB table (tier coarse), to measure what that costs in precision",
+     parse_fine_regions, [](const TracerSettings& s) { return std::to_string(s.exact_fine_regions); }},
     {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
      [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
 };

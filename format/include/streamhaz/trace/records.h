@@ -230,8 +230,10 @@ enum class AccessMode : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
 // allocation; extent and direction unknown (`bytes` is 0), so it can only make possible findings.
 // Memo: the exact tier's footprint of an earlier, identical launch (same function, grid, block
 // and argument bytes), reused without instrumenting this one (docs/footprints.md).
-enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer, Memo };
-inline constexpr uint8_t kFootprintTierCount = 6;
+// Coarse: the exact tier's footprint of a launch that touched more than its 128-byte table holds
+// (1 GiB): ranges of 32 KiB granules it touched, cut at the allocations the tracer knows.
+enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer, Memo, Coarse };
+inline constexpr uint8_t kFootprintTierCount = 7;
 
 // Bytes a kernel reads or writes, when known from a footprint tier beyond the API one;
 // follows the Kernel record it belongs to.

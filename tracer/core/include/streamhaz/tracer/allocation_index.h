@@ -19,6 +19,10 @@ class AllocationIndex {
   // Appends each distinct 8-byte-aligned word of `arguments` that points into a live
   // allocation (pointers inside struct arguments included: they are aligned too).
   void pointers_in(std::string_view arguments, std::vector<uint64_t>& out) const;
+  // [lo, hi) cut to the live allocations it overlaps, appended to `out` in address order; a
+  // range that overlaps none is appended whole (it may be memory the tracer does not see, such
+  // as a module's globals).
+  void cut(uint64_t lo, uint64_t hi, std::vector<std::pair<uint64_t, uint64_t>>& out) const;
   size_t size() const { return ranges_.size(); }
 
  private:

@@ -80,12 +80,15 @@ struct KernelLaunch {
   uint32_t block[3] = {1, 1, 1};
   uint32_t shared_mem = 0;
   std::string_view params;    // raw bytes when footprints need them, else empty; copied
+  // (offset, size) of each parameter in `params`, where the driver told them; else null.
+  const std::vector<std::pair<size_t, size_t>>* layout = nullptr;
 };
 
 // Bytes a launch touched, as the exact tier's instrumentation reported them.
 struct KernelRange {
   uint64_t lo = 0, hi = 0;
   trace::AccessMode mode = trace::AccessMode::Read;
+  bool coarse = false;  // recorded at 32 KiB granules (footprint_table.h): tier coarse, cut at allocations
 };
 
 struct LaunchKey;  // launch_memo.h
@@ -251,6 +254,7 @@ class Recorder {
       std::string name;
       uint32_t grid[3], block[3], shared_mem = 0;
       std::string params;
+      const std::vector<std::pair<size_t, size_t>>* layout = nullptr;  // outlives the launch (the driver facts' cache)
     } held_launch;  // exact tier: the launch waiting for its footprint
   };
   struct StreamKey {
@@ -324,6 +328,7 @@ class Recorder {
   trace::EventId event_id(uint64_t event);
   trace::StringId intern(std::string_view text);
   trace::StringId function_name(const KernelLaunch& k);
+  int operand_array(const KernelLaunch& k);  // operand_roles.h; after function_name
   void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
                    const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier = trace::FootprintTier::Exact);
   trace::OpCommon op_common(ThreadState& t, StreamRef s);
@@ -382,6 +387,8 @@ class Recorder {
   trace::StackRef kernel_stack_;     // a launch's StackRef, written after its Access records
   AllocationIndex allocations_;      // device, managed, pinned and mapped memory seen so far
   std::vector<uint64_t> pointers_;   // scratch: the launch's pointer arguments
+  std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
+  std::vector<std::pair<uint64_t, uint64_t>> cut_scratch_;  // scratch: a coarse range cut at allocations
   std::atomic<uint64_t> dropped_{0};
 };
 

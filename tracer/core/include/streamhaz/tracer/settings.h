@@ -44,6 +44,7 @@ struct TracerSettings {
   Footprints footprints = Footprints::Pointer;
   Stacks stacks = Stacks::Auto;
   ExactLaunches exact_launches = ExactLaunches::Memo;
+  uint32_t exact_fine_regions = 0;  // diagnostics: the exact tier's fine table limit (0: all of it)
   PathPrefixMap path_prefix_map;  // applied to the paths of stack frames and modules
   TimingPolicy gpu_times;
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
