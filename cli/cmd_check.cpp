@@ -237,7 +237,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "File of rules hiding known findings (by kind, op, buffer, streams, nvtx, key; see docs/check.md)")
       ->type_name("FILE");
   cmd->add_option("--fail-on", o->fail_on,
-                  "What makes the exit status 1, comma-separated: races, possible (pointer-tier races), oversync, "
+                  "What makes the exit status 1, comma-separated: races, possible (pairs whose pointer-tier evidence is "
+                  "not enough for a race), oversync, "
                   "truncated (a trace cut "
                   "off, so part of the run went unchecked), all or none")
       ->type_name("KINDS")

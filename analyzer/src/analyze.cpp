@@ -136,9 +136,10 @@ void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
   if (s.exact_tier_pointer_only)
     warnings.push_back(fmt::format(
         "{}: {} kernel launch(es) of this exact-tier trace have only pointer-tier footprints (launches the "
-        "steady phase ran bare because the launch memo did not know them, CUDA graph nodes, or launches whose "
-        "instrumentation reported nothing): their conflicts are possible races; `streamhaz run --footprints exact "
-        "--exact-launches every` instruments every launch",
+        "steady phase ran bare because the launch memo did not know them, CUDA graph nodes, launches into a stream "
+        "capture, or launches whose instrumentation reported nothing, such as TMA copies): they are checked by "
+        "their pointer arguments alone (docs/footprints.md, \"How strong pointer evidence is\"); `streamhaz run "
+        "--footprints exact --exact-launches every` instruments every launch but graph nodes",
         s.path, s.exact_tier_pointer_only));
 }
 

@@ -1,6 +1,8 @@
 // The pointer footprint tier: a kernel whose only footprint is a launch argument pointing into
-// a traced allocation. Its pairs are possible races, found only against a write of another
-// tier covering the pointed-at byte, or another pointer-tier kernel given the same pointer.
+// a traced allocation, with its direction where a calling convention gives it. Its pairs are
+// found only against an access of another tier covering the pointed-at byte, or another
+// pointer-tier kernel given the same pointer; pointer_evidence.h says which are races (a write
+// on the other side, or a directed write) and which only possible races.
 #include <catch2/catch.hpp>
 
 #include "scenario.h"
@@ -30,23 +32,69 @@ struct FreedBlock {
 
 }  // namespace
 
-TEST_CASE("pointer tier: a refill by memcpy of bytes a side-stream kernel was given is a possible race", "[pointer]") {
+TEST_CASE("pointer tier: a refill by memcpy of bytes a side-stream kernel was given is a race", "[pointer]") {
   FreedBlock t;
   t.side_read();
   t.r.memcpy(t.main, t.block, t.segment + 65536, 4096);
   const AnalysisResult res = analyze_run(t.run);
   REQUIRE(res.findings.size() == 1);
   const Finding& f = res.findings[0];
-  CHECK(f.kind == FindingKind::PossibleRace);
-  CHECK(f.title.rfind("possible write-after-write race on allocation 0x", 0) == 0);
+  CHECK(f.kind == FindingKind::Race);
+  CHECK(f.title.rfind("write-after-write race on allocation 0x", 0) == 0);
   CHECK(f.first.name == "side_reader");
   CHECK(f.first.role == AccessMode::ReadWrite);
   CHECK(f.second.kind == "memcpy DtoD");
   CHECK(f.buffer.offset == 8192);
   CHECK(f.tier == kPointer);
   CHECK_FALSE(f.exact);
-  CHECK(f.key.rfind("possible-race|", 0) == 0);
+  CHECK(f.key.rfind("race|", 0) == 0);
+  CHECK(f.detail.find("received a pointer to byte 8192") != std::string::npos);
   CHECK(f.detail.find("--footprints exact") != std::string::npos);
+}
+
+TEST_CASE("pointer tier: a kernel given a pointer to bytes an unordered read covers", "[pointer]") {
+  // The reduce-scatter-reuse case: a collective still reads the block a refill kernel writes.
+  FreedBlock t;
+  t.r.memcpy(t.side, t.segment + 65536, t.block, 4096);  // reads the block on the side stream
+  t.r.kernel(t.main, "opaque", {pointer_arg(t.block)}, 10, kPointer);
+  CHECK(analyze_run(t.run).findings.empty());  // direction unknown: it may only read too
+  t.r.kernel(t.main, "refill", {pointer_arg(t.block, AccessMode::Write)}, 10, kPointer);
+  const AnalysisResult res = analyze_run(t.run);
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].kind == FindingKind::Race);
+  CHECK(res.findings[0].first.kind == "memcpy DtoD");
+  CHECK(res.findings[0].first.role == AccessMode::Read);
+  CHECK(res.findings[0].second.name == "refill");
+  CHECK(res.findings[0].second.role == AccessMode::Write);
+  CHECK(res.findings[0].detail.find("TensorIterator convention") != std::string::npos);
+}
+
+TEST_CASE("pointer tier: a directed write meets a directed read given the same pointer: a race", "[pointer]") {
+  FreedBlock t;
+  t.r.kernel(t.side, "side_reader", {pointer_arg(t.block, AccessMode::Read)}, 10, kPointer);
+  t.r.kernel(t.main, "other_reader", {pointer_arg(t.block, AccessMode::Read)}, 10, kPointer);
+  CHECK(analyze_run(t.run).findings.empty());  // two reads
+  t.r.kernel(t.main, "refill", {pointer_arg(t.block, AccessMode::Write)}, 10, kPointer);
+  const AnalysisResult res = analyze_run(t.run);
+  REQUIRE(res.findings.size() == 1);  // against the side reader; the main one is ordered before
+  CHECK(res.findings[0].kind == FindingKind::Race);
+  CHECK(res.findings[0].first.name == "side_reader");
+  CHECK(res.findings[0].title.rfind("write-after-read race", 0) == 0);
+}
+
+TEST_CASE("pointer tier: a directed read does not hide an earlier write from a later access", "[pointer]") {
+  FreedBlock t;
+  t.r.kernel(t.side, "side_writer", {pointer_arg(t.block, AccessMode::Write)}, 10, kPointer);
+  const EventId written = t.r.event();
+  t.r.record(written, t.side);
+  t.r.wait(t.main, written);
+  t.r.kernel(t.side, "side_reader", {pointer_arg(t.block, AccessMode::Read)}, 10, kPointer);  // after the write
+  const StreamId third = t.r.stream("third stream");
+  t.r.kernel(third, "third_reader", {pointer_arg(t.block, AccessMode::Read)}, 10, kPointer);
+  const AnalysisResult res = analyze_run(t.run);
+  REQUIRE(res.findings.size() == 1);  // the write, not the read it was followed by
+  CHECK(res.findings[0].first.name == "side_writer");
+  CHECK(res.findings[0].kind == FindingKind::Race);
 }
 
 TEST_CASE("pointer tier: an event wait before the refill clears it", "[pointer]") {
@@ -76,13 +124,13 @@ TEST_CASE("pointer tier: different pointers into one segment are not evidence of
   CHECK(analyze_run(t.run).findings.empty());
 }
 
-TEST_CASE("pointer tier: a kernel given a pointer to bytes an unordered write produced", "[pointer]") {
+TEST_CASE("pointer tier: a kernel given a pointer to bytes an unordered write produced is a race", "[pointer]") {
   FreedBlock t;
   t.r.memset(t.main, t.block, 4096);  // API-tier write on the main stream
   t.r.kernel(t.side, "side_reader", {pointer_arg(t.block)}, 10, kPointer);
   const AnalysisResult res = analyze_run(t.run);
   REQUIRE(res.findings.size() == 1);
-  CHECK(res.findings[0].kind == FindingKind::PossibleRace);
+  CHECK(res.findings[0].kind == FindingKind::Race);
   CHECK(res.findings[0].first.kind == "memset");
   CHECK(res.findings[0].first.role == AccessMode::Write);
   CHECK(res.findings[0].second.name == "side_reader");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "engine/pointer_evidence.h"
+
 namespace streamhaz::analysis {
 
 using trace::AccessMode;
@@ -313,7 +315,7 @@ void RankEngine::add_summary_ranges(const trace::Kernel& k) {
 
 void RankEngine::on(const trace::Access& r) {
   if (pending_.active && pending_.op.seq == r.op_seq && r.tier == trace::FootprintTier::Pointer) {
-    pending_.pointers.push_back(r.ptr);
+    pending_.pointers.push_back({r.ptr, r.mode});
     return;
   }
   if (pending_.active && pending_.op.seq == r.op_seq) {
@@ -343,14 +345,16 @@ void RankEngine::flush_pending() {
     // A pointer argument into bytes no range of a stronger tier covers is still evidence: the
     // kernel may reach memory its summary or instrumentation did not see (a struct member, a
     // TMA copy that Compute Sanitizer does not report).
-    std::erase_if(pending_.pointers, [&](uint64_t p) {
+    // Such a pointer is weak evidence (the stronger footprint saw no access there): possible races only.
+    std::erase_if(pending_.pointers, [&](const PointerArg& p) {
       return std::any_of(pending_.ranges.begin(), pending_.ranges.end(),
-                         [p](const ByteRange& b) { return b.lo <= p && p < b.hi; });
+                         [&p](const ByteRange& b) { return b.lo <= p.addr && p.addr < b.hi; });
     });
     if (!pending_.pointers.empty()) {
       OpStamp weak = op;
       weak.tier = trace::FootprintTier::Pointer;
       weak.exact = false;
+      weak.flags |= kOpPointerFallback;
       touch_pointers(weak, pending_.pointers, now);
     }
   } else if (!pending_.pointers.empty()) {
@@ -524,8 +528,11 @@ void RankEngine::on(const trace::Free& r) {
   shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
   for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
   conflicts_.clear();
-  pointer_shadow_.written(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
-  for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write, true);
+  pointer_shadow_.touched(a.base, range_end(a.base, a.bytes), AccessMode::Write, op, host_->clock, conflicts_);
+  for (const Conflict& c : conflicts_) {
+    const Evidence e = judge(Side{c.first, c.first_role}, Side{op, AccessMode::Write});
+    if (e != Evidence::None) report(c, op, AccessMode::Write, e == Evidence::Possible);
+  }
   pointer_shadow_.forget(a.base, range_end(a.base, a.bytes));
   book_.release(r.ptr);
 }
@@ -553,25 +560,39 @@ bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
-  if (writes(b.mode) && !pointer_shadow_.empty()) {
-    conflicts_.clear();
-    pointer_shadow_.written(b.lo, b.hi, op, now, conflicts_);
-    for (const Conflict& c : conflicts_) gather(op_possible_, c, b.mode);
+  if (!pointer_shadow_.empty()) {
+    pointer_conflicts_.clear();
+    pointer_shadow_.touched(b.lo, b.hi, b.mode, op, now, pointer_conflicts_);
+    for (const Conflict& c : pointer_conflicts_) gather_pointer_conflict(c, op, b.mode);
   }
 }
 
-// A pointer-tier kernel meets the last writer of the byte its argument points at, and earlier
-// pointer-tier accesses with the same pointer value; both pairs are possible races.
-void RankEngine::touch_pointers(const OpStamp& op, const std::vector<uint64_t>& pointers, const VectorClock& now) {
-  for (uint64_t addr : pointers) {
-    conflicts_.clear();
-    const uint64_t next = range_end(addr, 1);
-    shadow_.cells().visit(addr, next, [&](uint64_t, uint64_t, const ShadowCell& cell) {
+void RankEngine::gather_pointer_conflict(const Conflict& c, const OpStamp& second, AccessMode second_role) {
+  switch (judge(Side{c.first, c.first_role}, Side{second, second_role})) {
+    case Evidence::Race: return gather(op_conflicts_, c, second_role);
+    case Evidence::Possible: return gather(op_possible_, c, second_role);
+    case Evidence::None: return;
+  }
+}
+
+// A pointer-tier kernel meets the accesses of other tiers that cover the byte its argument
+// points at (the last writer; the readers since, when it writes), and earlier pointer-tier
+// accesses with the same pointer value; pointer_evidence.h says which pairs are races.
+void RankEngine::touch_pointers(const OpStamp& op, const std::vector<PointerArg>& pointers, const VectorClock& now) {
+  for (const PointerArg& p : pointers) {
+    pointer_conflicts_.clear();
+    const uint64_t next = range_end(p.addr, 1);
+    const bool may_write = writes(p.role);
+    shadow_.cells().visit(p.addr, next, [&](uint64_t, uint64_t, const ShadowCell& cell) {
       if (cell.writer.valid() && !(cell.writer == op) && !now.covers(cell.writer.epoch))
-        conflicts_.push_back(Conflict{cell.writer, AccessMode::Write, addr, next});
+        pointer_conflicts_.push_back(Conflict{cell.writer, AccessMode::Write, p.addr, next});
+      if (may_write)
+        for (const OpStamp& reader : cell.readers)
+          if (!(reader == op) && !now.covers(reader.epoch))
+            pointer_conflicts_.push_back(Conflict{reader, AccessMode::Read, p.addr, next});
     });
-    pointer_shadow_.access(addr, op, now, conflicts_);
-    for (const Conflict& c : conflicts_) gather(op_possible_, c, AccessMode::ReadWrite);
+    pointer_shadow_.access(p.addr, PointerUse{op, p.role}, now, pointer_conflicts_);
+    for (const Conflict& c : pointer_conflicts_) gather_pointer_conflict(c, op, p.role);
   }
 }
 

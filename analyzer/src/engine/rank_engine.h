@@ -190,9 +190,12 @@ class RankEngine {
   // an operation reading and writing the same bytes (in place) gives one finding per pair.
   void touch(const OpStamp& op, const ByteRange& r, const VectorClock& now);
   void report_conflicts(const OpStamp& op);
-  // `possible`: one side is a pointer-tier access (extent and direction unknown).
+  // `possible`: one side is a pointer-tier access and the evidence is not enough for a race
+  // (pointer_evidence.h).
   void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role, bool possible = false);
-  void touch_pointers(const OpStamp& op, const std::vector<uint64_t>& pointers, const VectorClock& now);
+  void touch_pointers(const OpStamp& op, const std::vector<PointerArg>& pointers, const VectorClock& now);
+  // A conflict with pointer evidence on one side or both, filed as a race or a possible race.
+  void gather_pointer_conflict(const Conflict& c, const OpStamp& second, trace::AccessMode second_role);
   // Adds the static tier's ranges of a launch to the pending kernel (kernel_summary.h).
   void add_summary_ranges(const trace::Kernel& k);
   void flush_pending();
@@ -283,6 +286,7 @@ class RankEngine {
   };
   std::vector<OpConflict> op_conflicts_;  // of the operation being checked
   std::vector<OpConflict> op_possible_;   // its possible conflicts (pointer tier)
+  std::vector<Conflict> pointer_conflicts_;  // scratch
   std::unordered_map<PatternKey, size_t, PatternHash> patterns_;
   uint64_t operations_ = 0;
   uint64_t without_footprint_ = 0;

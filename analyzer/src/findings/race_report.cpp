@@ -18,6 +18,11 @@ uint64_t pack_op(const OpStamp& op, AccessMode role) {
 }
 uint64_t pack_names(const OpStamp& op) { return (uint64_t(op.name) << 32) | op.nvtx; }
 
+// A pointer-tier side whose calling convention says it writes (operand_roles.h in the tracer).
+bool directed_write(const OpStamp& op, AccessMode role) {
+  return op.tier == trace::FootprintTier::Pointer && role == AccessMode::Write;
+}
+
 }  // namespace
 
 const std::string& RankEngine::text(trace::StringId id) const {
@@ -97,6 +102,14 @@ void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode sec
                            "which bytes it reads or writes is unknown: trace with --footprints exact, or give "
                            "check a kernels.json summary (streamhaz kernels scan), to confirm or clear it",
                            c.lo - base);
+  else if (f.tier == trace::FootprintTier::Pointer)
+    f.detail = fmt::format("a kernel of this pair received a pointer to byte {} of the buffer as a launch argument{}; "
+                           "a kernel touches the tensors it is given, so the pair conflicts with no order between "
+                           "them (--footprints exact shows every byte the kernel touched)",
+                           c.lo - base, directed_write(c.first, c.first_role) || directed_write(second, second_role)
+                                            ? ", and by PyTorch's TensorIterator convention (outputs first) the "
+                                              "kernel writes it"
+                                            : "");
   if ((c.first.flags | second.flags) & kOpInGraph)
     f.detail += std::string(f.detail.empty() ? "" : "; ") +
                 "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";

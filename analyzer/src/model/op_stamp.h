@@ -32,6 +32,7 @@ enum OpFlags : uint8_t {
   kOpSync = 1,      // the blocking API variant (cudaMemcpy, cudaMemset)
   kOpInGraph = 2,   // captured into a graph, ran at a graph launch
   kOpHostSide = 4,  // performed by the host (cudaFree)
+  kOpPointerFallback = 8,  // pointer arguments a stronger footprint of the kernel does not cover
 };
 
 struct OpStamp {

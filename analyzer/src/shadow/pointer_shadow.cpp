@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/pointer_evidence.h"
+
 namespace streamhaz::analysis {
 namespace {
 
@@ -9,29 +11,35 @@ bool unordered(const OpStamp& prev, const OpStamp& op, const VectorClock& now) {
   return prev.valid() && !(prev == op) && !now.covers(prev.epoch);
 }
 
-// Extent and direction unknown: the pointer side is a possible write.
-Conflict pointer_conflict(const OpStamp& prev, uint64_t addr) {
-  return Conflict{prev, trace::AccessMode::ReadWrite, addr, addr == UINT64_MAX ? addr : addr + 1};
+bool writes(trace::AccessMode m) { return uint8_t(m) & uint8_t(trace::AccessMode::Write); }
+
+Conflict pointer_conflict(const PointerUse& prev, uint64_t addr) {
+  return Conflict{prev.op, prev.role, addr, addr == UINT64_MAX ? addr : addr + 1};
 }
 
 }  // namespace
 
-void PointerShadow::access(uint64_t addr, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out) {
-  std::vector<OpStamp>& seen = at_[addr];
-  for (const OpStamp& prev : seen)
-    if (unordered(prev, op, now)) out.push_back(pointer_conflict(prev, addr));
+void PointerShadow::access(uint64_t addr, const PointerUse& use, const VectorClock& now, std::vector<Conflict>& out) {
+  std::vector<PointerUse>& seen = at_[addr];
+  for (const PointerUse& prev : seen)
+    if (unordered(prev.op, use.op, now)) out.push_back(pointer_conflict(prev, addr));
   // An access ordered before this one is covered by it: a later operation not ordered after
   // this one is reported against it anyway, and one ordered after it is ordered after both.
-  std::erase_if(seen, [&](const OpStamp& prev) { return prev == op || now.covers(prev.epoch); });
-  seen.push_back(op);
+  // Covered only by an access at least as strong as evidence: a directed read does not cover a
+  // write, so that a later write unordered with both still meets the write.
+  const int strength = pointer_strength(use.op, use.role);
+  std::erase_if(seen, [&](const PointerUse& prev) {
+    return prev.op == use.op || (now.covers(prev.op.epoch) && pointer_strength(prev.op, prev.role) <= strength);
+  });
+  seen.push_back(use);
 }
 
-void PointerShadow::written(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now,
+void PointerShadow::touched(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
                             std::vector<Conflict>& out) const {
   if (at_.empty() || lo >= hi) return;
   for (auto it = at_.lower_bound(lo); it != at_.end() && it->first < hi; ++it)
-    for (const OpStamp& prev : it->second)
-      if (unordered(prev, op, now)) out.push_back(pointer_conflict(prev, it->first));
+    for (const PointerUse& prev : it->second)
+      if ((writes(mode) || writes(prev.role)) && unordered(prev.op, op, now)) out.push_back(pointer_conflict(prev, it->first));
 }
 
 void PointerShadow::forget(uint64_t lo, uint64_t hi) {

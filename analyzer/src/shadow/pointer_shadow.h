@@ -1,9 +1,10 @@
-// The pointer footprint tier's shadow: kernels whose only footprint is "this launch argument
-// points at address a" (extent and direction unknown). Such an access is checked only where
+// The pointer footprint tier's shadow: kernels whose footprint is "this launch argument points at
+// address a", extent unknown, direction known only where a calling convention gives it
+// (tracer/core/include/streamhaz/tracer/operand_roles.h). Such an access is checked only where
 // the evidence is specific, so that pointer-tier kernels do not drown a report:
-//   - against a write of another tier that covers a (either order), and
+//   - against an access of another tier that covers a (either order), and
 //   - against another pointer-tier access with the same pointer value a.
-// Pairs found here are *possible* races: a stronger tier (static summary, exact) confirms them.
+// Which pairs are races and which only possible races is pointer_evidence.h's decision.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,23 @@
 
 namespace streamhaz::analysis {
 
+// One pointer argument of a launch: its operation and role (Read, Write, or ReadWrite: unknown).
+struct PointerUse {
+  OpStamp op;
+  trace::AccessMode role = trace::AccessMode::ReadWrite;
+};
+
 class PointerShadow {
  public:
-  // A pointer-tier access at `addr` by `op` (clock `now`): appends every earlier pointer-tier
-  // access of the same address that is not ordered before `op`, then keeps `op` in place of
-  // those it is ordered after (at most one per timeline remains).
-  void access(uint64_t addr, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out);
-  // A write of another tier over [lo, hi) by `op`: appends the pointer-tier accesses inside the
-  // range that are not ordered before it. Cheap when no pointer access was ever recorded.
-  void written(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out) const;
+  // A pointer-tier access at `addr` by `use.op` (clock `now`): appends every earlier pointer-tier
+  // access of the same address that is not ordered before it (first_role: that access's role),
+  // then keeps `use` in place of those it is ordered after (at most one per timeline remains).
+  void access(uint64_t addr, const PointerUse& use, const VectorClock& now, std::vector<Conflict>& out);
+  // An access of another tier over [lo, hi) by `op` in `mode`: appends the pointer-tier accesses
+  // inside the range that are not ordered before it and could conflict with it (for a read:
+  // those that write or whose direction is unknown). Cheap when no pointer access was recorded.
+  void touched(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
+               std::vector<Conflict>& out) const;
   // Fresh or released memory: forgets the pointer accesses inside [lo, hi).
   void forget(uint64_t lo, uint64_t hi);
 
@@ -32,7 +41,7 @@ class PointerShadow {
   size_t addresses() const { return at_.size(); }
 
  private:
-  std::map<uint64_t, std::vector<OpStamp>> at_;
+  std::map<uint64_t, std::vector<PointerUse>> at_;
 };
 
 }  // namespace streamhaz::analysis
