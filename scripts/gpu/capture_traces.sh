@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Captures the bundled traces on a GPU machine (2 GPUs), one folder per configuration, and
 # writes the manifest entries for them:
-#   [CAPTURE=all|reducer|torch|memo] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
-# (memo: only the exact tier's launch-memo traces, which are part of torch and all too)
+#   [CAPTURE=all|reducer|torch|memo|real] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
+# (memo: only the exact tier's launch-memo traces, which are part of torch and all too; real: only
+# the real-training-code traces at default settings, part of all)
 # OUT_DIR gets <name>/rank<N>.shz for every configuration, manifest.jsonl (one line each:
 # name, command, machine, expected verdict, reducer self-check) and check.txt (what
 # `streamhaz check` said there).
@@ -13,7 +14,9 @@ build=${1:?usage: capture_traces.sh BUILD_DIR OUT_DIR}
 build=${build%/}
 out=${2:?usage: capture_traces.sh BUILD_DIR OUT_DIR}
 here=$(realpath --relative-to=. "$(dirname "$0")/../..")
-[[ -x $build/bin/streamhaz && -x $build/bin/streamhaz-reducer ]] || { echo "no streamhaz build in $build" >&2; exit 2; }
+[[ -x $build/bin/streamhaz ]] || { echo "no streamhaz build in $build" >&2; exit 2; }
+[[ ${CAPTURE:-all} != all && ${CAPTURE:-all} != reducer || -x $build/bin/streamhaz-reducer ]] ||
+  { echo "no streamhaz-reducer in $build/bin" >&2; exit 2; }
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 shz=$build/bin/streamhaz
 reducer=$build/bin/streamhaz-reducer
@@ -40,7 +43,7 @@ done
 
 : > "$out/manifest.jsonl"
 : > "$out/check.txt"
-[[ ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo ]] && configs=()
+[[ ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo || ${CAPTURE:-all} == real ]] && configs=()
 for c in "${configs[@]}"; do
   IFS='|' read -r name gpus args expect <<< "$c"
   cmd="streamhaz run --out traces/$name -- streamhaz-reducer --nproc $gpus $args"
@@ -123,9 +126,28 @@ if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch ]]; then
       "$freed" --fix record-stream --side-delay-ms 5
   done
 fi
+# Real training code at the default settings (scripts/gpu/real_workloads.sh has every tier): a
+# CUDA-graph step with its racy and fixed input staging, a reduce-scatter's block refilled with
+# and without record_stream, and one small DDP GPT step (correct: it must stay clean).
+if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == real ]]; then
+  graph=$(realpath --relative-to=. "$here/tests/gpu/torch_cuda_graph.py")
+  rs=$(realpath --relative-to=. "$here/tests/gpu/torch_rs_reuse.py")
+  gpt=$(realpath --relative-to=. "$here/tests/gpu/torch_gpt_train.py")
+  graph_lines=$(stack_lines "$graph" "stage next input")
+  rs_lines=$(stack_lines "$rs" "refill" "reduce-scatter")
+  capture_torch torch-graph-none-1gpu race 1 "{\"stack_lines\": $graph_lines, \"kernel_race\": true}" "" -- \
+    "$graph" --fix none --delay-ms 5
+  capture_torch torch-graph-wait-1gpu clean 1 "{}" "" -- "$graph" --fix wait --delay-ms 5
+  capture_torch torch-rs-reuse-none-1gpu race 1 "{\"stack_lines\": $rs_lines, \"kernel_race\": true}" "" -- \
+    "$rs" --fix none --comm-delay-ms 5
+  capture_torch torch-rs-reuse-record-stream-1gpu clean 1 "{}" "" -- "$rs" --fix record-stream --comm-delay-ms 5
+  capture_torch torch-freed-block-none-1gpu-default race 1 "{\"stack_lines\": $freed_lines, \"kernel_race\": true}" "" -- \
+    "$freed" --fix none --side-delay-ms 5
+  capture_torch torch-gpt-ddp-1gpu clean 1 "{}" "" -- "$gpt" --parallel ddp --optim foreach --steps 2 --warmup 1 --layers 2
+fi
 # The exact tier's launch memo: 80 steps take it into its steady phase, where launches the memo
 # knows run uninstrumented with their memo-tier footprint (docs/footprints.md).
-if [[ ${CAPTURE:-all} != reducer ]]; then
+if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo ]]; then
   capture_torch torch-freed-block-none-1gpu-memo race 1 "{\"stack_lines\": $freed_lines, \"kernel_race\": true, \"memo\": true}" \
     "--footprints exact --gpu-times off" -- "$freed" --fix none --side-delay-ms 5 --steps 80
   capture_torch torch-freed-block-record-stream-1gpu-memo clean 1 '{"memo": true}' "--footprints exact --gpu-times off" -- \
