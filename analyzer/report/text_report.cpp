@@ -163,11 +163,10 @@ std::string printable(const std::string& text) { return trace::printable(text); 
 // "(kernels: 12 exact, 300 memo, 40 pointer only, 3 without footprint: ordering only)"
 std::string footprint_coverage(const analysis::AnalysisResult& a) {
   std::vector<std::string> parts;
-  constexpr trace::FootprintTier order[] = {trace::FootprintTier::Exact, trace::FootprintTier::Memo,
-                                            trace::FootprintTier::Coarse, trace::FootprintTier::Static,
-                                            trace::FootprintTier::Annotation, trace::FootprintTier::Api};
-  for (trace::FootprintTier t : order)
-    if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(t)]) parts.push_back(fmt::format("{} {}", n, trace::to_string(t)));
+  for (uint8_t place = 1; place <= trace::kFootprintTierCount; ++place)
+    for (uint8_t t = 0; t < trace::kFootprintTierCount; ++t)
+      if (trace::kFootprintTiers[t].coverage_order == place)
+        if (uint64_t n = a.kernels_by_tier[t]) parts.push_back(fmt::format("{} {}", n, trace::kFootprintTiers[t].name));
   if (uint64_t n = a.kernels_by_tier[static_cast<size_t>(trace::FootprintTier::Pointer)])
     parts.push_back(fmt::format("{} pointer only", n));
   if (a.operations_without_footprint)

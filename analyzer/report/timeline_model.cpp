@@ -75,10 +75,7 @@ class RankLoader {
   void on(const Timing& t) { timings_.push_back(t); }
 
   static const char* nccl_call(NcclKind k) {
-    static constexpr const char* names[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                            "Send",      "Recv",      "AllToAll", "Gather",  "Scatter"};
-    const auto i = static_cast<size_t>(k);
-    return i < std::size(names) ? names[i] : "Call";
+    return static_cast<size_t>(k) < kNcclKindCount ? nccl_facts(k).short_name : "Call";
   }
 
   const std::string& text(StringId id) const {

@@ -25,12 +25,7 @@ const char* to_string(MemcpyKind k) {
   return names[static_cast<size_t>(k)];
 }
 
-const char* to_string(NcclKind k) {
-  constexpr const char* names[] = {"ncclAllReduce", "ncclBroadcast",     "ncclReduce", "ncclAllGather",
-                                   "ncclReduceScatter", "ncclSend", "ncclRecv",   "ncclAlltoAll",
-                                   "ncclGather",        "ncclScatter"};
-  return names[static_cast<size_t>(k)];
-}
+const char* to_string(NcclKind k) { return nccl_facts(k).api_name; }
 
 const char* to_string(AllocKind k) {
   constexpr const char* names[] = {"device", "async", "managed", "host_pinned", "vmm"};
@@ -46,11 +41,7 @@ const char* to_string(AccessMode m) {
   return "unknown";
 }
 
-const char* to_string(FootprintTier t) {
-  constexpr const char* names[] = {"api", "static", "exact", "annotation", "pointer", "memo", "coarse"};
-  static_assert(std::size(names) == kFootprintTierCount);
-  return names[static_cast<size_t>(t)];
-}
+const char* to_string(FootprintTier t) { return tier_facts(t).name; }
 
 const char* to_string(FrameKind k) {
   switch (k) {
@@ -67,21 +58,19 @@ NcclFootprint nccl_footprint(const Nccl& n) {
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
   };
   const uint64_t one = mul(n.count, n.elem_bytes);
-  const uint64_t all = mul(one, n.nranks);
   const bool root = n.peer >= 0 && static_cast<uint32_t>(n.peer) == n.rank;
-  switch (n.kind) {
-    case NcclKind::AllReduce: return {one, one};
-    case NcclKind::Broadcast: return {root ? one : 0, one};
-    case NcclKind::Reduce: return {one, root ? one : 0};
-    case NcclKind::AllGather: return {one, all};
-    case NcclKind::ReduceScatter: return {all, one};
-    case NcclKind::Send: return {one, 0};
-    case NcclKind::Recv: return {0, one};
-    case NcclKind::AllToAll: return {all, all};
-    case NcclKind::Gather: return {one, root ? all : 0};
-    case NcclKind::Scatter: return {root ? all : 0, one};
-  }
-  return {};
+  auto bytes = [&](NcclExtent e) -> uint64_t {
+    switch (e) {
+      case NcclExtent::None: return 0;
+      case NcclExtent::One: return one;
+      case NcclExtent::All: return mul(one, n.nranks);
+      case NcclExtent::RootOne: return root ? one : 0;
+      case NcclExtent::RootAll: return root ? mul(one, n.nranks) : 0;
+    }
+    return 0;
+  };
+  const NcclKindFacts& f = nccl_facts(n.kind);
+  return {bytes(f.read), bytes(f.write)};
 }
 
 const OpCommon* op_common(const Record& r) {

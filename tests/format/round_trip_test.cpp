@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string>
+
 #include "sample_records.h"
 #include "streamhaz/trace/reader.h"
 #include "streamhaz/trace/record_json.h"
@@ -113,4 +116,41 @@ TEST_CASE("NCCL footprints follow the collective's semantics", "[format][footpri
   CHECK(nccl_footprint(n).write_bytes == 400);
   n.peer = 2;
   CHECK(nccl_footprint(n).read_bytes == 400);
+}
+
+TEST_CASE("every NCCL kind has its API name and a footprint from its table row", "[format][footprint]") {
+  CHECK(std::string(to_string(NcclKind::AllToAll)) == "ncclAlltoAll");  // as NCCL spells it
+  CHECK(std::string(nccl_facts(NcclKind::AllToAll).short_name) == "AlltoAll");
+  Nccl n;
+  n.count = 10;
+  n.elem_bytes = 2;
+  n.nranks = 3;
+  n.rank = 1;
+  n.peer = 1;  // this rank is the root of rooted calls
+  for (uint8_t k = 0; k < kNcclKindCount; ++k) {
+    n.kind = static_cast<NcclKind>(k);
+    const NcclKindFacts& f = nccl_facts(n.kind);
+    INFO(f.api_name);
+    CHECK(std::string(f.api_name).rfind("nccl", 0) == 0);
+    const NcclFootprint fp = nccl_footprint(n);
+    // Every call touches something, and nothing beyond count x nranks elements.
+    CHECK(fp.read_bytes + fp.write_bytes > 0);
+    CHECK(fp.read_bytes <= 60);
+    CHECK(fp.write_bytes <= 60);
+  }
+  n.kind = NcclKind::Gather;
+  n.peer = 0;  // not the root: sends, receives nothing
+  CHECK(nccl_footprint(n).write_bytes == 0);
+}
+
+TEST_CASE("footprint tiers: one row each, precision and coverage places distinct", "[format]") {
+  std::set<int> precision, coverage;
+  for (const FootprintTierFacts& t : kFootprintTiers) {
+    INFO(t.name);
+    CHECK(precision.insert(t.precision).second);
+    if (t.coverage_order) CHECK(coverage.insert(t.coverage_order).second);
+  }
+  CHECK(std::string(to_string(FootprintTier::Coarse)) == "coarse");
+  CHECK_FALSE(tier_facts(FootprintTier::Coarse).exact_ranges);
+  CHECK(tier_facts(FootprintTier::Pointer).coverage_order == 0);  // counted apart: "pointer only"
 }

@@ -5,8 +5,12 @@
 namespace streamhaz::analysis {
 namespace {
 using K = trace::NcclKind;
-bool rooted(K k) { return k == K::Broadcast || k == K::Scatter || k == K::Reduce || k == K::Gather; }
-bool from_root_only(K k) { return k == K::Broadcast || k == K::Scatter; }
+using R = trace::NcclReceives;
+bool rooted(K k) {
+  const R r = trace::nccl_facts(k).receives;
+  return r == R::FromRoot || r == R::RootFromEveryone;
+}
+bool from_root_only(K k) { return trace::nccl_facts(k).receives == R::FromRoot; }
 constexpr size_t kSparePending = 16;
 }  // namespace
 
@@ -331,13 +335,14 @@ FrontierRef CollectiveMatcher::merged(std::span<const Known> known) {
 // The frontier the call of `comm_rank` receives, or null (it receives nothing).
 const FrontierRef* CollectiveMatcher::frontier_for(Pending& p, uint32_t comm_rank) {
   const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
-  switch (p.kind) {
-    case K::Broadcast:
-    case K::Scatter: return &p.root_frontier;  // receives from the root
-    case K::Reduce:
-    case K::Gather: return is_root ? &p.all : nullptr;  // only the root receives
-    default: return &p.all;                             // every rank receives from all
+  switch (trace::nccl_facts(p.kind).receives) {
+    case R::FromRoot: return &p.root_frontier;               // receives from the root
+    case R::RootFromEveryone: return is_root ? &p.all : nullptr;  // only the root receives
+    case R::FromEveryone: return &p.all;                     // every rank receives from all
+    case R::FromPeer:
+    case R::Nothing: return nullptr;  // point to point: never posted here
   }
+  return nullptr;
 }
 
 bool CollectiveMatcher::ready(const CollectiveKey& k) const {
@@ -386,14 +391,14 @@ FrontierRef CollectiveMatcher::take(const CollectiveKey& k, uint32_t index, uint
   if (!p.mismatch && !p.refuses(index)) {
     const bool is_root = p.root >= 0 && comm_rank == static_cast<uint32_t>(p.root);
     if (!projected()) {
-      switch (p.kind) {
-        case K::Broadcast:
-        case K::Scatter: clock.join(p.root_start); break;
-        case K::Reduce:
-        case K::Gather:
+      switch (trace::nccl_facts(p.kind).receives) {
+        case R::FromRoot: clock.join(p.root_start); break;
+        case R::RootFromEveryone:
           if (is_root) clock.join(p.joined);
           break;
-        default: clock.join(p.joined); break;
+        case R::FromEveryone: clock.join(p.joined); break;
+        case R::FromPeer:
+        case R::Nothing: break;  // point to point: never posted here
       }
     } else if (const FrontierRef* frontier = frontier_for(p, comm_rank); frontier && *frontier) {
       const auto [values, n] = (*frontier)->of(index);

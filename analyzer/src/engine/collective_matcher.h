@@ -42,12 +42,18 @@ namespace streamhaz::analysis {
 using CollectiveKey = std::pair<uint64_t, uint64_t>;  // communicator hash, sequence number
 
 inline bool is_collective(const trace::Nccl& n) {
-  return n.nranks > 1 && n.kind != trace::NcclKind::Send && n.kind != trace::NcclKind::Recv;
+  switch (trace::nccl_facts(n.kind).receives) {
+    case trace::NcclReceives::FromEveryone:
+    case trace::NcclReceives::FromRoot:
+    case trace::NcclReceives::RootFromEveryone: return n.nranks > 1;
+    case trace::NcclReceives::FromPeer:
+    case trace::NcclReceives::Nothing: return false;  // point to point: no edge is added
+  }
+  return false;
 }
 // A collective in which every rank receives from every rank: the only kind a rank may run ahead of.
 inline bool everyone_receives(trace::NcclKind k) {
-  using K = trace::NcclKind;
-  return k != K::Broadcast && k != K::Scatter && k != K::Reduce && k != K::Gather;
+  return trace::nccl_facts(k).receives == trace::NcclReceives::FromEveryone;
 }
 
 // The first post that made the input irregular (CollectiveMatcher::irregular): what was wrong

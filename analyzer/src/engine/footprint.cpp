@@ -39,25 +39,8 @@ void nccl_ranges(const trace::Nccl& n, std::vector<ByteRange>& out) {
   if (f.write_bytes) out.push_back({n.recvbuf, range_end(n.recvbuf, f.write_bytes), AccessMode::Write, true});
 }
 
-namespace {
-int precision(trace::FootprintTier t) {
-  switch (t) {
-    case trace::FootprintTier::Pointer: return 0;
-    case trace::FootprintTier::Static: return 1;
-    // Observed, at 32 KiB granules.
-    case trace::FootprintTier::Coarse: return 2;
-    // Observed bytes, but of an earlier launch with the same arguments.
-    case trace::FootprintTier::Memo: return 3;
-    case trace::FootprintTier::Annotation: return 4;
-    case trace::FootprintTier::Exact: return 5;
-    case trace::FootprintTier::Api: return 6;
-  }
-  return 0;
-}
-}  // namespace
-
 trace::FootprintTier weaker_tier(trace::FootprintTier a, trace::FootprintTier b) {
-  return precision(a) <= precision(b) ? a : b;
+  return trace::tier_facts(a).precision <= trace::tier_facts(b).precision ? a : b;
 }
 
 }  // namespace streamhaz::analysis

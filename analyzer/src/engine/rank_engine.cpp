@@ -319,8 +319,9 @@ void RankEngine::on(const trace::Access& r) {
     return;
   }
   if (pending_.active && pending_.op.seq == r.op_seq) {
-    // Static summaries may fall back to "rest of the allocation": not exact.
-    pending_.ranges.push_back({r.ptr, range_end(r.ptr, r.bytes), r.mode, r.tier != trace::FootprintTier::Static});
+    // Static summaries may fall back to "rest of the allocation", coarse ranges round to 32 KiB:
+    // not exact.
+    pending_.ranges.push_back({r.ptr, range_end(r.ptr, r.bytes), r.mode, trace::tier_facts(r.tier).exact_ranges});
     pending_.op.tier = pending_.ranges.size() == 1 ? r.tier : weaker_tier(pending_.op.tier, r.tier);
     return;
   }

@@ -5,17 +5,14 @@ namespace streamhaz::analysis {
 const char* op_kind_text(OpKind k) {
   static constexpr const char* memcpy_names[] = {"memcpy HtoH", "memcpy HtoD", "memcpy DtoH",
                                                   "memcpy DtoD", "memcpy", "memcpy peer"};
-  static constexpr const char* nccl_names[] = {"ncclAllReduce", "ncclBroadcast",     "ncclReduce",
-                                                "ncclAllGather", "ncclReduceScatter", "ncclSend",
-                                                "ncclRecv",      "ncclAllToAll",      "ncclGather",
-                                                "ncclScatter"};
   const auto v = static_cast<uint8_t>(k);
   if (k == OpKind::Kernel) return "kernel";
   if (v >= uint8_t(OpKind::MemcpyFirst) && v < uint8_t(OpKind::MemsetOp))
     return memcpy_names[v - uint8_t(OpKind::MemcpyFirst)];
   if (k == OpKind::MemsetOp) return "memset";
   if (k == OpKind::HostFuncOp) return "host_func";
-  if (v >= uint8_t(OpKind::NcclFirst) && v < uint8_t(OpKind::Free)) return nccl_names[v - uint8_t(OpKind::NcclFirst)];
+  if (v >= uint8_t(OpKind::NcclFirst) && v < uint8_t(OpKind::Free))
+    return trace::nccl_facts(static_cast<trace::NcclKind>(v - uint8_t(OpKind::NcclFirst))).api_name;
   if (k == OpKind::Free) return "free";
   if (k == OpKind::FreeAsync) return "free async";
   return "operation";

@@ -174,10 +174,51 @@ struct HostFunc {  // cudaLaunchHostFunc / cuLaunchHostFunc
   bool operator==(const HostFunc&) const = default;
 };
 
+// Who a rank receives data from in an NCCL call (the cross-rank order the analyzer adds), and how
+// many bytes of a buffer a call touches: `count` elements (One), `nranks` times that (All), or
+// either only on the root rank (RootOne, RootAll).
+enum class NcclReceives : uint8_t { FromEveryone, FromRoot, RootFromEveryone, FromPeer, Nothing };
+enum class NcclExtent : uint8_t { None, One, All, RootOne, RootAll };
+
+// Every NCCL call kind, one row each: enumerator, the API's name, a short name (timelines), who
+// receives from whom, and the extent read from sendbuf and written to recvbuf. To add a kind, add
+// a row: the enumeration, the names, the footprint (nccl_footprint) and the analyzer's receive
+// rule (collective_matcher) all come from it, so nothing else needs to change, and no consumer
+// may give a kind a rule of its own (a default that granted order would hide races).
+#define STREAMHAZ_NCCL_KINDS(X)                                                                  \
+  X(AllReduce, "ncclAllReduce", "AllReduce", FromEveryone, One, One)                             \
+  X(Broadcast, "ncclBroadcast", "Broadcast", FromRoot, RootOne, One)                             \
+  X(Reduce, "ncclReduce", "Reduce", RootFromEveryone, One, RootOne)                              \
+  X(AllGather, "ncclAllGather", "AllGather", FromEveryone, One, All)                             \
+  X(ReduceScatter, "ncclReduceScatter", "ReduceScatter", FromEveryone, All, One)                 \
+  X(Send, "ncclSend", "Send", Nothing, One, None)                                                \
+  X(Recv, "ncclRecv", "Recv", FromPeer, None, One)                                               \
+  X(AllToAll, "ncclAlltoAll", "AlltoAll", FromEveryone, All, All)                                \
+  X(Gather, "ncclGather", "Gather", RootFromEveryone, One, RootAll)                              \
+  X(Scatter, "ncclScatter", "Scatter", FromRoot, RootAll, One)
+
 enum class NcclKind : uint8_t {
-  AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Send, Recv, AllToAll, Gather, Scatter
+#define STREAMHAZ_NCCL_ENUMERATOR(kind, api, short_name, receives, read, write) kind,
+  STREAMHAZ_NCCL_KINDS(STREAMHAZ_NCCL_ENUMERATOR)
+#undef STREAMHAZ_NCCL_ENUMERATOR
 };
-inline constexpr uint8_t kNcclKindCount = 10;
+
+struct NcclKindFacts {
+  const char* api_name;    // "ncclAlltoAll": as NCCL spells it, in findings and SARIF
+  const char* short_name;  // "AlltoAll": timeline labels
+  NcclReceives receives;
+  NcclExtent read;   // from sendbuf
+  NcclExtent write;  // to recvbuf
+};
+inline constexpr NcclKindFacts kNcclKinds[] = {
+#define STREAMHAZ_NCCL_FACTS(kind, api, short_name, receives, read, write) \
+  {api, short_name, NcclReceives::receives, NcclExtent::read, NcclExtent::write},
+    STREAMHAZ_NCCL_KINDS(STREAMHAZ_NCCL_FACTS)
+#undef STREAMHAZ_NCCL_FACTS
+};
+inline constexpr uint8_t kNcclKindCount = sizeof(kNcclKinds) / sizeof(kNcclKinds[0]);
+// Only kinds of the table exist: a value read from a trace is checked against the count first.
+inline constexpr const NcclKindFacts& nccl_facts(NcclKind k) { return kNcclKinds[static_cast<uint8_t>(k)]; }
 
 struct Nccl {
   OpCommon op;
@@ -232,8 +273,38 @@ enum class AccessMode : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
 // and argument bytes), reused without instrumenting this one (docs/footprints.md).
 // Coarse: the exact tier's footprint of a launch that touched more than its 128-byte table holds
 // (1 GiB): ranges of 32 KiB granules it touched, cut at the allocations the tracer knows.
-enum class FootprintTier : uint8_t { Api, Static, Exact, Annotation, Pointer, Memo, Coarse };
-inline constexpr uint8_t kFootprintTierCount = 7;
+//
+// One row per tier: enumerator (its value is on disk: append rows only), name, precision (a
+// finding takes the weaker tier of its two operations), the place in check's coverage summary
+// (0: pointer, counted apart as "pointer only"), and whether its ranges are exact byte ranges.
+// To add a tier, add a row; every consumer reads the row.
+#define STREAMHAZ_FOOTPRINT_TIERS(X)      \
+  X(Api, "api", 6, 6, true)               \
+  X(Static, "static", 1, 4, false)        \
+  X(Exact, "exact", 5, 1, true)           \
+  X(Annotation, "annotation", 4, 5, true) \
+  X(Pointer, "pointer", 0, 0, false)      \
+  X(Memo, "memo", 3, 2, true)             \
+  X(Coarse, "coarse", 2, 3, false)
+
+enum class FootprintTier : uint8_t {
+#define STREAMHAZ_TIER_ENUMERATOR(tier, name, precision, coverage, exact) tier,
+  STREAMHAZ_FOOTPRINT_TIERS(STREAMHAZ_TIER_ENUMERATOR)
+#undef STREAMHAZ_TIER_ENUMERATOR
+};
+struct FootprintTierFacts {
+  const char* name;
+  uint8_t precision;       // higher: stronger evidence
+  uint8_t coverage_order;  // 1 first in check's summary; 0: not listed among the others
+  bool exact_ranges;
+};
+inline constexpr FootprintTierFacts kFootprintTiers[] = {
+#define STREAMHAZ_TIER_FACTS(tier, name, precision, coverage, exact) {name, precision, coverage, exact},
+    STREAMHAZ_FOOTPRINT_TIERS(STREAMHAZ_TIER_FACTS)
+#undef STREAMHAZ_TIER_FACTS
+};
+inline constexpr uint8_t kFootprintTierCount = sizeof(kFootprintTiers) / sizeof(kFootprintTiers[0]);
+inline constexpr const FootprintTierFacts& tier_facts(FootprintTier t) { return kFootprintTiers[static_cast<uint8_t>(t)]; }
 
 // Bytes a kernel reads or writes, when known from a footprint tier beyond the API one;
 // follows the Kernel record it belongs to.
