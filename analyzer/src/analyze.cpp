@@ -35,6 +35,7 @@ CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
                  const KernelSummaries* summaries) {
   pass.collectives = std::make_unique<CollectiveMatcher>(clocks_of(options));
+  pass.collectives->set_ranks(static_cast<uint32_t>(pass.runs.size()));
   // The over-synchronisation pass collects conflicts as they are found: a pass run again
   // after a wrong guess would report some twice.
   const bool ahead = !options.on_conflict && pass.runs.size() >= options.run_ahead_from_ranks;

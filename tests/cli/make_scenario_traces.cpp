@@ -14,6 +14,8 @@
 //               CSI (U+009B), a bidirectional override and a newline that forges a line
 //   evil-name/  a corrupt trace whose file name holds a newline and a forged message
 //   existing.txt  a file `check --output` must not overwrite without --force
+//   nranks-bomb/  1 rank, 16 all-reduces on a communicator claiming 2^32 - 1 ranks (a trace
+//               value that must not size what the analysis allocates), as its rank 5
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -176,6 +178,16 @@ int main(int argc, char** argv) {
   }
   fs::create_directories(root / "evil-name");
   write_file(root / "evil-name" / "rank0\nstreamhaz: forged line.shz", corrupt);
+
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    const StreamId s = r.stream("comm");
+    const uint64_t buf = r.alloc(4096, "buf");
+    for (int i = 0; i < 16; ++i)
+      r.nccl_in_group(s, NcclKind::AllReduce, buf, buf, 1024, TraceBuilder::comm(0), 5, UINT32_MAX);
+    run.write_dir((root / "nranks-bomb").string());
+  }
 
   write_file(root / "existing.txt", "keep me\n");
   fs::create_directories(root / "earlier-run");

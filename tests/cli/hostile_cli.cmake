@@ -1,0 +1,19 @@
+# End-to-end tests of hostile input, round two (issue 27): trace values that must not size
+# allocations, memory and thread limits, side files, outputs and escaping. Included by
+# tests/cli/CMakeLists.txt, which defines cli_check, ${check} and the scenario fixture.
+
+# cli_limited(NAME EXIT LIMITS [run_expect options...] -- COMMAND...): cli_check with the
+# shell limits LIMITS (e.g. "ulimit -v 1048576", several joined by &&: a ';' would split the
+# CMake list) set before COMMAND runs.
+function(cli_limited name exit_status limits)
+  list(FIND ARGN "--" dashes)
+  list(SUBLIST ARGN 0 ${dashes} expectations)
+  math(EXPR first "${dashes} + 1")
+  list(SUBLIST ARGN ${first} -1 command)
+  cli_check("${name}" ${exit_status} ${expectations} -- sh -c "${limits} && exec \"$@\"" limited ${command})
+endfunction()
+
+# A communicator that claims 2^32 - 1 ranks: 16 such calls took 8.4 GB in the issue's probe.
+cli_limited("an absurd NCCL nranks does not size the analysis's memory" 0 "ulimit -v 1048576"
+  --contains "not reached by all their ranks"
+  -- ${check} --no-sync ${scenarios}/nranks-bomb)
