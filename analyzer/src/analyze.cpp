@@ -53,14 +53,23 @@ void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOption
 // Runs the pass, and again (`rebuild` makes a fresh pass): without running ahead when a rank
 // ran ahead of a collective that did bring it order, and on one thread when the outcome could
 // depend on the order ranks ran in (so every --jobs gives the one-thread result).
-void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pass()>& rebuild) {
-  const unsigned threads = worker_threads(options, pass.runs.size());
+// A thread the system refused is said once in `warnings`; the pass runs on those that started.
+void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pass()>& rebuild,
+             std::vector<std::string>& warnings) {
+  unsigned threads = worker_threads(options, pass.runs.size());
   bool in_turn = threads <= 1;
   bool ahead = true;
   for (;;) {
     if (!ahead) pass.collectives->set_run_ahead(0);
-    if (in_turn) run_in_turn(pass.runs, *pass.collectives);
-    else run_in_parallel(pass.runs, *pass.collectives, threads);
+    if (in_turn) {
+      run_in_turn(pass.runs, *pass.collectives);
+    } else if (const ThreadsStarted started = run_in_parallel(pass.runs, *pass.collectives, threads);
+               started.threads < threads) {
+      warnings.push_back(fmt::format("could start only {} of the {} threads asked for (--jobs): {}; the ranks "
+                                     "were checked on {}",
+                                     started.threads, threads, started.refused, started.threads));
+      threads = started.threads;  // a rerun asks for no more
+    }
     if (pass.collectives->speculation_failed()) ahead = false;
     else if (!in_turn && pass.collectives->irregular()) in_turn = true;
     else return;
@@ -195,7 +204,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     return pass;
   };
   Pass pass = build();
-  execute(pass, options, build);
+  execute(pass, options, build, result.warnings);
 
   std::map<int, std::string> file_by_rank;
   for (const RankRun& run : pass.runs) {
@@ -227,7 +236,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
     return pass;
   };
   Pass pass = build();
-  execute(pass, options, build);
+  execute(pass, options, build, result.warnings);
   for (const RankRun& run : pass.runs) {
     TraceSummary s;
     s.path = run.memory->path;

@@ -17,3 +17,11 @@ endfunction()
 cli_limited("an absurd NCCL nranks does not size the analysis's memory" 0 "ulimit -v 1048576"
   --contains "not reached by all their ranks"
   -- ${check} --no-sync ${scenarios}/nranks-bomb)
+
+# A thread the system refuses is not a crash: the ranks are checked on the threads that
+# started. Here 1 GB thread stacks in 1.5 GB of address space: the first worker thread
+# starts, the next one cannot (the build before aborted: "terminate called without an
+# active exception", exit 134).
+cli_limited("a refused worker thread: the check goes on with a warning" 1 "ulimit -s 1000000 && ulimit -v 1500000"
+  --matches "could start only [12] of the 4 threads asked for" --contains "streamhaz: race:"
+  -- ${check} --no-sync --jobs 4 ${scenarios}/racy4)

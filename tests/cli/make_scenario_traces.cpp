@@ -3,6 +3,7 @@
 //               the next gradients into ipg_buffer[0] while the reduction stream may still be
 //               all-reducing it
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
+//   racy4/      racy on 4 ranks
 //   stacks/     racy with call stacks: Python frames of a DeepSpeed-like program, torch frames
 //               and a native frame to fold, an unnamed pool of streams made by one call
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
@@ -100,8 +101,8 @@ void zero2_step_with_stacks(RankTraceBuilder& r) {
   r.device_sync();
 }
 
-void write_scenario(const fs::path& dir, bool event_per_buffer) {
-  TraceBuilder run(2);
+void write_scenario(const fs::path& dir, bool event_per_buffer, int ranks = 2) {
+  TraceBuilder run(ranks);
   for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), event_per_buffer);
   run.write_dir(dir.string());
 }
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
   fs::remove_all(root);
   write_scenario(root / "racy", false);
   write_scenario(root / "clean", true);
+  write_scenario(root / "racy4", false, 4);
   {
     TraceBuilder run(2);
     for (int rank = 0; rank < run.world_size(); ++rank) zero2_step_with_stacks(run.rank(rank));

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace streamhaz::analysis {
@@ -177,14 +178,26 @@ class Scheduler {
 
 }  // namespace
 
-void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
+ThreadsStarted run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
   Scheduler scheduler(runs, collectives, threads);
+  ThreadsStarted started;
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { scheduler.work(t); });
+  for (unsigned t = 1; t < threads; ++t) {
+    // A process or memory limit (ulimit -u, a container's pids limit, ulimit -v) can refuse a
+    // thread: the ranks of its queue are taken by the others, which steal from any queue.
+    try {
+      pool.emplace_back([&, t] { scheduler.work(t); });
+    } catch (const std::system_error& e) {
+      started.refused = e.what();
+      break;
+    }
+  }
+  started.threads = static_cast<unsigned>(pool.size()) + 1;
   scheduler.work(0);
   for (std::thread& t : pool) t.join();
   if (scheduler.error_) std::rethrow_exception(scheduler.error_);
   collectives.release_all();  // calls only ranks that ran ahead posted: resolved and checked
+  return started;
 }
 
 }  // namespace streamhaz::analysis

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -71,7 +72,13 @@ unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
 
 // Every rank to its end, in turn on this thread.
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives);
+// How many threads a parallel pass ran on: fewer than asked when the system refused one
+// (`refused` says why), the rest of the pass running on those that started.
+struct ThreadsStarted {
+  unsigned threads = 1;
+  std::string refused;
+};
 // The same on `threads` threads.
-void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads);
+ThreadsStarted run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads);
 
 }  // namespace streamhaz::analysis
