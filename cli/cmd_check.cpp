@@ -43,7 +43,7 @@ struct CheckOptions {
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
   bool full_stacks = false;
   std::string source_root;
-  unsigned jobs = 0;             // threads checking ranks at once; 0: every core
+  unsigned jobs = 0;             // threads checking ranks at once; 0: every core where threads pay
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -248,7 +248,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "(traces from `streamhaz run --footprints static`)")
       ->type_name("FILE");
   cmd->add_option("-j,--jobs", o->jobs,
-                  "Threads that check ranks at once (0: every core); the findings and their order do not depend on it")
+                  "Threads that check ranks at once (0: every core from 16 ranks on, one below); the findings and "
+                  "their order do not depend on it")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
   cmd->add_flag("--per-thread-host", o->per_thread_host,

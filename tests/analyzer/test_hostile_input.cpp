@@ -2,9 +2,14 @@
 // analyzer ends with a result or a TraceError, and never drops accesses silently.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <thread>
+
+#include "engine/rank_schedule.h"
 #include "scenario.h"
 
 using namespace streamhaz::testing;
+namespace analysis = streamhaz::analysis;
 
 TEST_CASE("an access range running past the end of the address space is checked up to the end",
           "[hostile]") {
@@ -50,4 +55,16 @@ TEST_CASE("GPU times are looked up once per operation, not once per Timing recor
   REQUIRE(found.size() == 1);
   CHECK(found[0]->first.start_ns != 900000000);
   CHECK(found[0]->second.end_ns != 0);
+}
+
+TEST_CASE("the default --jobs uses one thread where threads do not pay", "[hostile][jobs]") {
+  AnalysisOptions o;
+  o.jobs = 0;  // check's default
+  // Below the rank count at which ranks run ahead, threads meet at every collective: slower.
+  CHECK(analysis::worker_threads(o, 2) == 1);
+  CHECK(analysis::worker_threads(o, o.run_ahead_from_ranks - 1) == 1);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(analysis::worker_threads(o, o.run_ahead_from_ranks) == std::min<unsigned>(cores, o.run_ahead_from_ranks));
+  o.jobs = 2;  // asked for: given, up to one per rank
+  CHECK(analysis::worker_threads(o, 2) == 2);
 }

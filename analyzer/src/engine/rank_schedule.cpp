@@ -20,6 +20,9 @@ bool RankRun::skipped(const trace::Record& r) const {
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
   // The over-synchronisation pass's per-pair callback is not made for several threads.
   if (options.on_conflict || ranks < 2) return 1;
+  // Every core by default, but only where threads pay: with ranks waiting at every collective
+  // (below run_ahead_from_ranks) they meet there all the time, and one thread is faster.
+  if (!options.jobs && (ranks < options.run_ahead_from_ranks || !options.run_ahead)) return 1;
   const unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::min<size_t>(n, ranks));
 }

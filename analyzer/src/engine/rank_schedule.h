@@ -67,7 +67,8 @@ struct RankRun {
 // each turn (RankRun::prefetch) only costs instructions.
 inline constexpr size_t kPrefetchFromRanks = 16;
 
-// How many threads a pass uses: AnalysisOptions::jobs (0: every core), at most one per rank.
+// How many threads a pass uses: AnalysisOptions::jobs (0: every core, from the rank count at
+// which ranks run ahead of collectives on; one below it), at most one per rank.
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
 
 // Every rank to its end, in turn on this thread.
