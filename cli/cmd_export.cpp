@@ -24,6 +24,7 @@ void export_records(const std::vector<std::string>& paths, std::ostream& out) {
       out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     }
     if (reader.truncated()) warning("export", reader.truncation());
+    if (reader.strings_cut()) warning("export", reader.strings_cut_note());
   }
 }
 

@@ -123,6 +123,7 @@ TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
   s.truncated = r.truncated();
   s.truncation = r.truncation();
   s.records_lost = r.records_lost();
+  s.strings_cut_note = r.strings_cut_note();
   if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
     s.dropped_records = d->get<uint64_t>();
   if (auto f = r.header().find("footprints"); f != r.header().end() && *f == "exact")
@@ -139,6 +140,7 @@ void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
                                                                 s.records_lost)
                                                   : "",
                                    s.truncation));
+  if (!s.strings_cut_note.empty()) warnings.push_back(s.strings_cut_note);
   if (s.dropped_records)
     warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
                                    "operations among them were not checked",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -32,6 +33,7 @@ struct FieldReader {
   size_t size;
   size_t& pos;
   DeltaState& d;
+  uint64_t& strings_cut;
 
   uint64_t varint() {
     uint64_t v = 0;
@@ -71,10 +73,18 @@ struct FieldReader {
     if (x == 0 || x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
     v = static_cast<E>(x);
   }
-  void str(const char*, std::string& s) {
+  // Names and parameter bytes keep their first kMaxStringBytes (counted), so that a trace of
+  // a few MB of compressed 60 MiB names cannot make GBs of them; a meta record's JSON, merged
+  // into the header, is refused past the header's own limit.
+  void str(const char* field, std::string& s) {
     uint64_t n = varint();
     if (n > size - pos) throw std::string("string of ") + std::to_string(n) + " bytes runs past the end of its chunk";
-    s.assign(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(n));
+    const bool meta = std::strcmp(field, "json") == 0;
+    if (meta && n > layout::kMaxHeaderBytes)
+      throw std::string("meta record of ") + std::to_string(n) + " bytes exceeds the 1 MiB header limit";
+    const size_t kept = meta ? static_cast<size_t>(n) : static_cast<size_t>(std::min<uint64_t>(n, kMaxStringBytes));
+    strings_cut += kept < n;
+    s.assign(reinterpret_cast<const char*>(data + pos), kept);
     pos += static_cast<size_t>(n);
   }
   void seq(const char*, uint64_t& v) { v = delta(d.seq); }
@@ -186,6 +196,13 @@ int TraceReader::world_size() const {
 
 void TraceReader::fail(uint64_t offset, const std::string& what) const { throw TraceError(path_, offset, what); }
 
+std::string TraceReader::strings_cut_note() const {
+  if (!strings_cut_) return {};
+  return path_ + ": " + std::to_string(strings_cut_) + " string(s) longer than " +
+         std::to_string(kMaxStringBytes >> 10) + " KiB (names, kernel parameter bytes) cut to their first " +
+         std::to_string(kMaxStringBytes >> 10) + " KiB";
+}
+
 void TraceReader::mark_truncated(uint64_t offset, const std::string& what) {
   truncated_ = true;
   truncation_ = describe(path_, offset, what);
@@ -268,7 +285,7 @@ bool TraceReader::next(Record& out) {
     uint8_t tag = payload_[pos_++];
     if (tag == 0 || tag > kRecordKindCount) throw std::string("unknown record tag ") + std::to_string(tag);
     DeltaState d{last_seq_, last_ptr_, last_timing_seq_, last_start_ns_};
-    FieldReader r{payload_.data(), payload_.size(), pos_, d};
+    FieldReader r{payload_.data(), payload_.size(), pos_, d, strings_cut_};
     decode_alternative(tag - 1, out, r);
     last_seq_ = d.seq;
     last_ptr_ = d.ptr;

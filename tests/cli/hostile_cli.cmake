@@ -25,3 +25,7 @@ cli_limited("an absurd NCCL nranks does not size the analysis's memory" 0 "ulimi
 cli_limited("a refused worker thread: the check goes on with a warning" 1 "ulimit -s 1000000 && ulimit -v 1500000"
   --matches "could start only [12] of the 4 threads asked for" --contains "streamhaz: race:"
   -- ${check} --no-sync --jobs 4 ${scenarios}/racy4)
+
+# Names past 64 KiB are cut, and check says so.
+cli_check("a name longer than 64 KiB is cut, with a warning" 1 --contains "cut to their first 64 KiB"
+  --contains "streamhaz: race:" -- ${check} --no-sync ${scenarios}/long-name)

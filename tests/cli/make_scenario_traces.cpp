@@ -17,6 +17,7 @@
 //   existing.txt  a file `check --output` must not overwrite without --force
 //   nranks-bomb/  1 rank, 16 all-reduces on a communicator claiming 2^32 - 1 ranks (a trace
 //               value that must not size what the analysis allocates), as its rank 5
+//   long-name/  1 rank, a race of a kernel whose name is 100 KiB long
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -189,6 +190,14 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 16; ++i)
       r.nccl_in_group(s, NcclKind::AllReduce, buf, buf, 1024, TraceBuilder::comm(0), 5, UINT32_MAX);
     run.write_dir((root / "nranks-bomb").string());
+  }
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    const uint64_t buf = r.alloc(64, "buf");
+    r.kernel(r.stream("a"), "long" + std::string(100 * 1024, 'g'), {writes(buf, 64)});
+    r.kernel(r.stream("b"), "reader", {reads(buf, 64)});
+    run.write_dir((root / "long-name").string());
   }
 
   write_file(root / "existing.txt", "keep me\n");

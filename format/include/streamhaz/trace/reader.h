@@ -32,6 +32,11 @@ class TraceError : public std::runtime_error {
   uint64_t offset_;
 };
 
+// Names (string records) and kernel parameter bytes longer than this keep only their first
+// kMaxStringBytes bytes: no real name comes near it, and CUDA passes at most 32 KiB of
+// parameters to a kernel.
+inline constexpr size_t kMaxStringBytes = 64 * 1024;
+
 class TraceReader {
  public:
   explicit TraceReader(std::string path);  // reads the header; throws TraceError
@@ -54,6 +59,9 @@ class TraceReader {
   uint64_t records_lost() const { return records_lost_; }
   bool clean_end() const { return saw_end_; }
   uint64_t records_read() const { return records_read_; }
+  // Strings cut to kMaxStringBytes so far, and the one sentence that says so ("" when none).
+  uint64_t strings_cut() const { return strings_cut_; }
+  std::string strings_cut_note() const;
   uint64_t chunks_read() const { return chunks_read_; }
   uint64_t file_bytes() const { return file_bytes_; }
   const std::string& path() const { return path_; }
@@ -90,6 +98,7 @@ class TraceReader {
   bool saw_end_ = false;
   std::string truncation_;
   uint64_t records_read_ = 0;
+  uint64_t strings_cut_ = 0;
   uint64_t records_lost_ = 0;
   uint64_t chunks_read_ = 0;
 };

@@ -1,0 +1,51 @@
+// Values inside a well-formed trace that must not reach the verbs as they are (issue 27):
+// names of many MB, a meta record larger than a header may be.
+#include <catch2/catch.hpp>
+
+#include "sample_records.h"
+#include "streamhaz/trace/reader.h"
+#include "streamhaz/trace/writer.h"
+
+using namespace streamhaz::trace;
+using namespace streamhaz::trace::testing;
+
+namespace {
+
+void read_everything(const std::string& path) {
+  TraceReader reader(path);
+  Record r;
+  while (reader.next(r)) {
+  }
+}
+
+// A trace with `header` and one chunk of `records`, cleanly ended.
+std::string write_trace(const std::string& name, const nlohmann::json& header, const std::vector<Record>& records) {
+  const std::string path = temp_path(name);
+  TraceFileWriter w(path, header, {});
+  for (const Record& r : records) w.add(r);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("names longer than 64 KiB keep their first 64 KiB, and the reader counts them", "[format][hostile]") {
+  const std::string long_name(kMaxStringBytes + 1000, 'n');
+  const std::string path = write_trace("long-name.shz", test_header(),
+                                       {StringDef{1, long_name}, StringDef{2, std::string(kMaxStringBytes, 'k')}});
+  TraceReader reader(path);
+  Record r;
+  REQUIRE(reader.next(r));
+  CHECK(std::get<StringDef>(r).text == long_name.substr(0, kMaxStringBytes));
+  REQUIRE(reader.next(r));
+  CHECK(std::get<StringDef>(r).text.size() == kMaxStringBytes);  // at the limit: kept whole
+  while (reader.next(r)) {
+  }
+  CHECK(reader.strings_cut() == 1);
+  CHECK_THAT(reader.strings_cut_note(), Catch::Contains("1 string(s) longer than 64 KiB"));
+}
+
+TEST_CASE("a meta record larger than the header limit is refused", "[format][hostile]") {
+  const std::string json = "{\"x\": \"" + std::string(1u << 20, 'm') + "\"}";
+  CHECK_THROWS_WITH(read_everything(write_trace("big-meta.shz", test_header(), {Meta{json}})),
+                    Catch::Contains("exceeds the 1 MiB header limit"));
+}
