@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "memory_limit.h"
 #include "messages.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/attribution.h"
@@ -44,6 +45,7 @@ struct CheckOptions {
   bool full_stacks = false;
   std::string source_root;
   unsigned jobs = 0;             // threads checking ranks at once; 0: every core where threads pay
+  uint64_t memory_limit_mib = 0;  // 0: none
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -152,6 +154,13 @@ bool write_report_file(const std::string& path, const std::string& text, bool fo
 }
 
 int run_check(const CheckOptions& o) {
+  if (o.memory_limit_mib) {
+    try {
+      limit_memory(o.memory_limit_mib);
+    } catch (const std::runtime_error& e) {
+      return usage_error(e.what());
+    }
+  }
   std::vector<report::SuppressionRule> rules;
   if (!o.suppressions.empty()) {
     try {
@@ -252,6 +261,11 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "their order do not depend on it")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
+  cmd->add_option("--memory-limit", o->memory_limit_mib,
+                  "At most this many MiB for the check (0: no limit); past it, one error naming the trace and "
+                  "record, exit 2")
+      ->type_name("MIB")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
   cmd->add_flag("--no-sync", o->no_sync,

@@ -29,3 +29,12 @@ cli_limited("a refused worker thread: the check goes on with a warning" 1 "ulimi
 # Names past 64 KiB are cut, and check says so.
 cli_check("a name longer than 64 KiB is cut, with a warning" 1 --contains "cut to their first 64 KiB"
   --contains "streamhaz: race:" -- ${check} --no-sync ${scenarios}/long-name)
+# A check that runs out of memory says where.
+cli_limited("out of memory names the trace and the record" 2 "ulimit -v 262144"
+  --matches "out of memory while checking .*name-bomb/rank0\\.shz at record [1-9][0-9]*"
+  -- ${check} --no-sync ${scenarios}/name-bomb)
+cli_check("--memory-limit: the same error, without a shell limit" 2
+  --matches "out of memory while checking .*name-bomb/rank0\\.shz at record [1-9][0-9]*"
+  -- ${check} --no-sync --memory-limit 128 ${scenarios}/name-bomb)
+cli_check("--memory-limit leaves a check that fits alone" 1 --contains "streamhaz: race:"
+  -- ${check} --memory-limit 512 ${scenarios}/racy)

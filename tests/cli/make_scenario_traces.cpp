@@ -18,6 +18,8 @@
 //   nranks-bomb/  1 rank, 16 all-reduces on a communicator claiming 2^32 - 1 ranks (a trace
 //               value that must not size what the analysis allocates), as its rank 5
 //   long-name/  1 rank, a race of a kernel whose name is 100 KiB long
+//   name-bomb/  1 rank, 4,000 distinct names of 64 KiB each (256 MiB once read, under 1 MB
+//               on disk): more than a memory-limited check can hold
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -25,6 +27,7 @@
 #include <iterator>
 
 #include "streamhaz/testing/trace_builder.h"
+#include "streamhaz/trace/reader.h"
 
 namespace fs = std::filesystem;
 using namespace streamhaz::trace;
@@ -198,6 +201,13 @@ int main(int argc, char** argv) {
     r.kernel(r.stream("a"), "long" + std::string(100 * 1024, 'g'), {writes(buf, 64)});
     r.kernel(r.stream("b"), "reader", {reads(buf, 64)});
     run.write_dir((root / "long-name").string());
+  }
+  {
+    fs::create_directories(root / "name-bomb");
+    RankTraceBuilder r(0, 1, (root / "name-bomb" / "rank0.shz").string());  // streamed: not held here
+    const std::string name(kMaxStringBytes, 'n');
+    for (StringId id = 1; id <= 4000; ++id) r.add(StringDef{id, name});
+    r.close();
   }
 
   write_file(root / "existing.txt", "keep me\n");

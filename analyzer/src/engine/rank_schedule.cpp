@@ -17,6 +17,11 @@ bool RankRun::skipped(const trace::Record& r) const {
   return seq && skip->count({memory->rank, seq});
 }
 
+void RankRun::out_of_memory() const {
+  if (reader) throw OutOfMemory("checking", reader->path(), reader->records_read());
+  throw OutOfMemory("checking", memory->path, next_record);
+}
+
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
   // The over-synchronisation pass's per-pair callback is not made for several threads.
   if (options.on_conflict || ranks < 2) return 1;

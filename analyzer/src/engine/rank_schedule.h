@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <new>
 #include <set>
 #include <string>
 #include <utility>
@@ -44,22 +45,28 @@ struct RankRun {
     engine->prefetch();
     if (reader) RankEngine::prefetch_bytes(reader.get(), sizeof(trace::TraceReader));
   }
-  // Applies records until the rank waits for a collective or ends (then finishes it).
+  // Applies records until the rank waits for a collective or ends (then finishes it). Memory
+  // running out says which trace and record it happened at (OutOfMemory).
   void run_until_blocked(trace::Record& buffer) {
     RankEngine& e = *engine;
-    while (!e.blocked()) {
-      const trace::Record* r = next(buffer);
-      if (!r) {
-        e.finish();
-        done = true;
-        return;
+    try {
+      while (!e.blocked()) {
+        const trace::Record* r = next(buffer);
+        if (!r) {
+          e.finish();
+          done = true;
+          return;
+        }
+        e.apply(*r);
       }
-      e.apply(*r);
+    } catch (const std::bad_alloc&) {
+      out_of_memory();
     }
   }
 
  private:
   bool skipped(const trace::Record& r) const;  // a synchronisation left out (memory only)
+  [[noreturn]] void out_of_memory() const;
 };
 
 // From this many ranks on, their states no longer stay in a core's caches between turns (a

@@ -17,10 +17,14 @@ std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, u
     wanted.push_back(reader.rank());
     if (reader.rank() >= 0) declared.insert(reader.rank());
     trace::Record rec;
-    // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
-    while (r.records.size() < max_records && reader.next(rec))
-      if (!trace::is_stack_record(rec)) r.records.push_back(std::move(rec));
-    if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
+    try {
+      // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
+      while (r.records.size() < max_records && reader.next(rec))
+        if (!trace::is_stack_record(rec)) r.records.push_back(std::move(rec));
+      if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("reading", file, reader.records_read());
+    }
     run.push_back(std::move(r));
   }
   // The numbering analyze() uses: a missing or repeated rank gets the lowest number free.
