@@ -2,13 +2,14 @@
 // times and predicts the step time of an edited one (docs/sync-and-replay.md).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "commands.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/analysis/sync.h"
+#include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::cli {
@@ -28,13 +29,21 @@ std::string pct(int64_t v, int64_t base) {
                   : std::string("n/a");
 }
 
-// --what-if takes one line, or @FILE for a spec file (one what-if per line).
+// --what-if takes one line, or @FILE for a spec file (one what-if per line): a regular file
+// of hand-written or `check --minimal-sync` lines, far below this.
+constexpr uint64_t kMaxWhatIfFileBytes = 16ull << 20;
+
 analysis::WhatIf read_what_ifs(const std::vector<std::string>& args) {
   analysis::WhatIf w;
   for (const std::string& a : args) {
     if (!a.empty() && a[0] == '@') {
-      std::ifstream in(a.substr(1));
-      if (!in) throw analysis::WhatIfError("cannot read what-if file " + a.substr(1));
+      std::string text;
+      try {
+        text = trace::read_side_file(a.substr(1), kMaxWhatIfFileBytes);
+      } catch (const trace::TraceError& e) {
+        throw analysis::WhatIfError("cannot read what-if file " + a.substr(1) + ": " + e.reason());
+      }
+      std::istringstream in(text);
       std::string line;
       for (int n = 1; std::getline(in, line); ++n) {
         try {

@@ -1,8 +1,6 @@
 // TraceReader: validates the preamble and header, then decodes chunk by chunk. Every length
 // and value read from the file is checked before use, so foreign bytes give a TraceError,
 // never a crash (the reader is fuzzed: tests/fuzz_reader.cpp).
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -14,6 +12,7 @@
 #include "layout.h"
 #include "record_fields.h"
 #include "stack_ids.h"
+#include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::trace {
@@ -134,25 +133,17 @@ void decode_alternative(size_t index, Record& out, FieldReader& r) {
 }  // namespace
 
 TraceError::TraceError(const std::string& file, uint64_t offset, const std::string& what)
-    : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
+    : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset), reason_(what) {}
 
 TraceReader::TraceReader(std::string path)
     : path_(std::move(path)), stack_ids_(std::make_unique<detail::StackIdCheck>()) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever. It is
-  // refused below; for a regular file the flag changes nothing.
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st{};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(0, "not a regular file");
-  }
-  file_.reset(::fdopen(fd, "rb"));
+  const RegularFile regular = open_regular_file(path_);
+  file_.reset(::fdopen(regular.fd, "rb"));
   if (!file_) {
-    ::close(fd);
+    ::close(regular.fd);
     fail(0, std::string("cannot open: ") + std::strerror(errno));
   }
-  file_bytes_ = static_cast<uint64_t>(st.st_size);
+  file_bytes_ = regular.bytes;
 
   uint8_t pre[layout::kFilePreambleBytes];
   if (file_bytes_ < sizeof pre || std::fread(pre, 1, sizeof pre, file_.get()) != sizeof pre)

@@ -38,3 +38,17 @@ cli_check("--memory-limit: the same error, without a shell limit" 2
   -- ${check} --no-sync --memory-limit 128 ${scenarios}/name-bomb)
 cli_check("--memory-limit leaves a check that fits alone" 1 --contains "streamhaz: race:"
   -- ${check} --memory-limit 512 ${scenarios}/racy)
+
+# Side files are opened as traces are: regular files only, bounded, errors naming the file.
+# (A FIFO would block for ever: tests/cli/special_paths.sh. /dev/zero was read until memory
+# ran out: the address-space limit keeps a regression from taking the machine's memory.)
+foreach(side suppressions kernels)
+  cli_limited("--${side} /dev/zero is refused" 2 "ulimit -v 1048576" --contains "/dev/zero" --contains "not a regular file"
+    -- ${check} --no-sync --${side} /dev/zero ${scenarios}/clean)
+  cli_check("--${side} naming a folder is refused" 2 --contains "not a regular file"
+    -- ${check} --no-sync --${side} ${data} ${scenarios}/clean)
+endforeach()
+cli_limited("replay --what-if @/dev/zero is refused" 2 "ulimit -v 1048576" --contains "/dev/zero" --contains "not a regular file"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --what-if @/dev/zero)
+cli_check("replay --what-if @FOLDER is refused" 2 --contains "not a regular file"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --what-if @${data})

@@ -99,6 +99,16 @@ case $case_name in
     expect_status 2 $? "$case_name"
     grep -q "standard output" "$work/err" || fail "no message: $(cat "$work/err")"
     ;;
+  what-if-fifo | suppressions-fifo | kernels-fifo)
+    # Side files are opened as traces are: a FIFO is refused at once, not waited on for ever.
+    mkfifo "$work/side"
+    case $case_name in
+      what-if-*) "$bin" replay "$scenarios/clean" --what-if "@$work/side" 2>"$work/err" ;;
+      *) "$bin" check --no-sync "--${case_name%-fifo}" "$work/side" "$scenarios/clean" 2>"$work/err" ;;
+    esac
+    expect_status 2 $? "$case_name"
+    grep -q "side.*not a regular file" "$work/err" || fail "FIFO not named: $(cat "$work/err")"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;

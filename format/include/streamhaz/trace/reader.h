@@ -26,10 +26,12 @@ class TraceError : public std::runtime_error {
   TraceError(const std::string& file, uint64_t offset, const std::string& what);
   const std::string& file() const { return file_; }
   uint64_t offset() const { return offset_; }
+  const std::string& reason() const { return reason_; }  // what, without file and offset
 
  private:
   std::string file_;
   uint64_t offset_;
+  std::string reason_;
 };
 
 // Names (string records) and kernel parameter bytes longer than this keep only their first
