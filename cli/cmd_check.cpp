@@ -217,7 +217,7 @@ int run_check(const CheckOptions& o) {
   // The text report ends with the summary; for the other formats (or a report in a file),
   // CI logs still get the warnings and the one-line verdict on stderr.
   if (o.format != "text" || !writes_to_stdout(o)) {
-    for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+    cli::warnings("check", input.analysis.warnings);
     std::cerr << report::summary_line(input) << "\n";
   }
 

@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "commands.h"
+#include "messages.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/analysis/sync.h"
 #include "streamhaz/trace/input_file.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::cli {
@@ -59,13 +61,14 @@ analysis::WhatIf read_what_ifs(const std::vector<std::string>& args) {
   return w;
 }
 
+int usage_error(const std::string& what) { return cli::usage_error("replay", what); }
+
 int run_replay(const ReplayCliOptions& o) {
   analysis::WhatIf w;
   try {
     w = read_what_ifs(o.what_ifs);
   } catch (const analysis::WhatIfError& e) {
-    std::cerr << "streamhaz replay: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   }
   const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
   const std::vector<analysis::RankRecords> run = analysis::load_run(files);
@@ -76,8 +79,7 @@ int run_replay(const ReplayCliOptions& o) {
   try {
     replay = std::make_unique<analysis::Replayer>(run, options);
   } catch (const analysis::WhatIfError& e) {
-    std::cerr << "streamhaz replay: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   }
   const analysis::Schedule& measured = replay->measured();
   const analysis::Schedule unchanged = replay->run_unchanged();
@@ -108,18 +110,18 @@ int run_replay(const ReplayCliOptions& o) {
       analysis::resolve_barrier_drops(source, w);
       edited = analysis::apply_edits(source, w);
     } catch (const analysis::WhatIfError& e) {
-      std::cerr << "streamhaz replay: " << e.what() << "\n";
-      return kExitUsage;
+      return usage_error(e.what());
     }
     const analysis::Schedule s = replay->run(edited, w.scales, &w.drop);
     std::cout << fmt::format("  what-if:            {} ({} against the unchanged replay)\n", ms(s.step_ns),
                              pct(s.step_ns, unchanged.step_ns));
     for (size_t i = 0; i < run.size(); ++i)
       std::cout << fmt::format("    rank {}: {}\n", run[i].rank, ms(s.rank_step_ns[i]));
-    for (const std::string& line : w.lines) std::cout << "    given: " << line << "\n";
-    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << n << "\n";
+    // Spec text and trace names may hold anything: every line below is escaped.
+    for (const std::string& line : w.lines) std::cout << "    given: " << trace::printable(line) << "\n";
+    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << trace::printable(n) << "\n";
     if (w.minimal_sync)
-      for (const std::string& a : advice) std::cout << "    minimal sync: " << a << "\n";
+      for (const std::string& a : advice) std::cout << "    minimal sync: " << trace::printable(a) << "\n";
     // Does the edited run race where the captured one did not?
     analysis::AnalysisOptions ao;
     ao.backfill_timings = false;
@@ -132,8 +134,8 @@ int run_replay(const ReplayCliOptions& o) {
     std::cout << fmt::format("  race check of the what-if: {} race occurrence(s), {} in the captured run\n",
                              n_after, n_before);
   }
-  for (const std::string& n : replay->notes()) std::cout << "note: " << n << "\n";
-  return kExitClean;
+  for (const std::string& n : replay->notes()) std::cout << "note: " << trace::printable(n) << "\n";
+  return stdout_written("replay") ? kExitClean : kExitUsage;
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // `streamhaz report TRACE... -o report.html`: the findings and a timeline of every rank's
 // streams in one self-contained HTML file. docs/report.md is the user's manual.
+#include <fmt/format.h>
+
 #include <iostream>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
+#include "messages.h"
 #include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/attribution.h"
@@ -26,10 +29,7 @@ struct ReportOptions {
   uint64_t detail_ops = report::HtmlReportOptions{}.detail_ops;
 };
 
-int usage_error(const std::string& what) {
-  std::cerr << "streamhaz report: " << what << "\n";
-  return kExitUsage;
-}
+int usage_error(const std::string& what) { return cli::usage_error("report", what); }
 
 int run_report(const ReportOptions& o) {
   std::vector<report::SuppressionRule> rules;
@@ -72,12 +72,12 @@ int run_report(const ReportOptions& o) {
       return usage_error(e.what());
     }
   }
-  for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+  warnings("report", input.analysis.warnings);
   std::cerr << report::summary_line(input) << "\n";
   if (!to_stdout) {
-    std::cerr << "streamhaz report: wrote " << o.output << " (" << stats.ops_detailed << " operations drawn";
-    if (stats.ops_aggregated) std::cerr << ", " << stats.ops_aggregated << " aggregated into " << stats.bins << " bins";
-    std::cerr << ")\n";
+    std::string wrote = fmt::format("wrote {} ({} operations drawn", o.output, stats.ops_detailed);
+    if (stats.ops_aggregated) wrote += fmt::format(", {} aggregated into {} bins", stats.ops_aggregated, stats.bins);
+    say("report", wrote + ")");
   }
   return kExitClean;
 }

@@ -52,3 +52,23 @@ cli_limited("replay --what-if @/dev/zero is refused" 2 "ulimit -v 1048576" --con
   -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --what-if @/dev/zero)
 cli_check("replay --what-if @FOLDER is refused" 2 --contains "not a regular file"
   -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --what-if @${data})
+
+# Trace-derived names and user-given text reach the terminal escaped in every verb.
+string(ASCII 27 ESC)
+cli_check("replay: minimal-sync advice escapes stream names" 0 --printable --not-matches "^FAKE:"
+  --contains "minimal sync:" --contains "FAKE: forged line\\x1b"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/hostile-sync --what-if minimal-sync)
+cli_check("replay: the --step-range and the spec lines are echoed escaped" 0 --printable --not-matches "^FAKE:"
+  --contains "NVTX range 'step\\x0aFAKE: range'" --contains "given: drop kind=wait # \\x0aFAKE: spec"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --step-range "step\nFAKE: range"
+     --what-if "drop kind=wait # \nFAKE: spec")
+cli_check("replay: a bad spec is quoted escaped" 2 --printable --not-matches "^FAKE:" --contains "unterminated quote"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/clean --what-if "drop \"kind=wait\nFAKE: spec${ESC}c")
+cli_check("report: the output path and the warnings are escaped" 0 --printable --not-matches "^(FAKE|=====)"
+  --contains "wrote " -- $<TARGET_FILE:streamhaz> report ${scenarios}/evil-truncated --force
+     -o "${scenarios}/report\n=====\nFAKE: forged.html")
+cli_check("report: an existing output's message is escaped" 2 --printable --not-matches "^streamhaz: forged"
+  -- $<TARGET_FILE:streamhaz> report ${scenarios}/clean -o "${scenarios}/evil-name/rank0\nstreamhaz: forged line.shz")
+cli_check("export --perfetto: the output path and the warnings are escaped" 0 --printable --not-matches "^(FAKE|=====)"
+  --contains "wrote " -- $<TARGET_FILE:streamhaz> export ${scenarios}/evil-truncated --force
+     --perfetto "${scenarios}/perfetto\n=====\nFAKE: forged.json")

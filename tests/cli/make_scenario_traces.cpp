@@ -20,6 +20,9 @@
 //   long-name/  1 rank, a race of a kernel whose name is 100 KiB long
 //   name-bomb/  1 rank, 4,000 distinct names of 64 KiB each (256 MiB once read, under 1 MB
 //               on disk): more than a memory-limited check can hold
+//   hostile-sync/  clean with stream names that hold ESC sequences and a forged line, so that
+//               the minimal synchronisation's advice names them
+//   evil-truncated/  truncated-clean with rank 1 named with a newline and a forged line
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -38,9 +41,10 @@ constexpr uint64_t kBucketBytes = 4096;
 const char* const kGradKernel = "void layer_grad<float, 2>(float*, int)";
 
 // One rank of the overlapped step; `event_per_buffer` adds the wait that fixes the race.
-void zero2_step(RankTraceBuilder& r, bool event_per_buffer) {
-  StreamId compute = r.stream("compute stream");
-  StreamId reduction = r.stream("reduction stream");
+void zero2_step(RankTraceBuilder& r, bool event_per_buffer, const std::string& compute_name = "compute stream",
+                const std::string& reduction_name = "reduction stream") {
+  StreamId compute = r.stream(compute_name);
+  StreamId reduction = r.stream(reduction_name);
   uint64_t grads = r.alloc(2 * kBucketBytes, "grads");
   uint64_t ipg = r.alloc(kBucketBytes, "ipg_buffer[0]");
 
@@ -209,6 +213,15 @@ int main(int argc, char** argv) {
     for (StringId id = 1; id <= 4000; ++id) r.add(StringDef{id, name});
     r.close();
   }
+  {
+    TraceBuilder run(2);
+    for (int rank = 0; rank < run.world_size(); ++rank)
+      zero2_step(run.rank(rank), true, "compute\x1b]0;owned\x07", "reduction\nFAKE: forged line\x1b[2J");
+    run.write_dir((root / "hostile-sync").string());
+  }
+  fs::create_directories(root / "evil-truncated");
+  fs::copy_file(root / "clean" / "rank0.shz", root / "evil-truncated" / "rank0.shz");
+  write_file(root / "evil-truncated" / "rank1\n=====\nFAKE: forged.shz", clean1.substr(0, clean1.size() - 7));
 
   write_file(root / "existing.txt", "keep me\n");
   fs::create_directories(root / "earlier-run");
