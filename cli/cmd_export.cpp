@@ -1,6 +1,7 @@
 // `streamhaz export TRACE... --json`: every record as one JSON object per line;
 // `--perfetto FILE`: the timeline for ui.perfetto.dev (perfetto_output.cpp).
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "messages.h"
@@ -48,10 +49,11 @@ void add_export_command(CLI::App& app, int& exit_code) {
       ->type_name("FILE")
       ->excludes(json);
   cmd->add_option("-o,--output", o->output, "Write to this file instead of standard output (- for standard output)");
-  cmd->add_flag("--force", o->force, "Replace --output if it exists");
+  cmd->add_flag("--force", o->force, "Replace --output (or the --perfetto file) if it exists (never an input)");
   cmd->footer(
-      "-o PATH: a new file, or with --force an existing one, appears only once every trace was read;\n"
-      "a symbolic link is written through, a FIFO or character device written to, anything else refused.\n"
+      "-o PATH: a new file, or with --force an existing one (never an input trace), appears only once every\n"
+      "trace was read; a symbolic link is written through, a FIFO or character device written to, anything\n"
+      "else refused.\n"
       "Exit status: 0, or 2 when a trace cannot be read, the output exists (without --force), is refused,\n"
       "or cannot be written (standard output included).");
   cmd->callback([o, &exit_code] {
@@ -68,10 +70,20 @@ void add_export_command(CLI::App& app, int& exit_code) {
       return;
     }
     // Refused (and nothing created) before any trace is read; the file appears only at commit.
-    OutputFile file(o->output, o->force);
-    export_records(paths, file.stream());
-    file.commit();
-    exit_code = kExitClean;
+    std::optional<OutputFile> file;
+    try {
+      file.emplace(o->output, o->force, paths);
+    } catch (const std::runtime_error& e) {
+      exit_code = usage_error("export", e.what());
+      return;
+    }
+    export_records(paths, file->stream());  // a bad trace throws TraceError: main() says so
+    try {
+      file->commit();
+      exit_code = kExitClean;
+    } catch (const std::runtime_error& e) {
+      exit_code = usage_error("export", e.what());
+    }
   });
 }
 

@@ -25,9 +25,20 @@ mode_t default_file_mode() {
   return 0666 & ~mask;
 }
 
+// Refuses `path` (which exists, as `st` after following links) if it is one of `inputs`: the
+// same file by device and inode, whatever name, link or folder led to it.
+void refuse_inputs(const std::string& path, const struct stat& st, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+      refuse(path + " is " + (input == path ? "an input of this command" : "the input " + input) +
+             "; refusing to write over it");
+  }
+}
+
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path, bool force) : path_(path) {
+OutputFile::OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs) : path_(path) {
   struct stat st {};
   bool exists = true;
   if (::lstat(path.c_str(), &st) != 0) {
@@ -40,6 +51,7 @@ OutputFile::OutputFile(const std::string& path, bool force) : path_(path) {
     path_ = fs::canonical(path, ec).string();
     if (ec) refuse("cannot resolve " + path + ": " + ec.message());
   }
+  if (exists) refuse_inputs(path, st, inputs);
   int fd = -1;
   mode_t mode = default_file_mode();
   if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {

@@ -16,7 +16,7 @@ namespace streamhaz::cli {
 int export_perfetto(const std::vector<std::string>& paths, const std::string& file, bool force) {
   std::optional<OutputFile> out;  // refused before the analysis, not after it
   try {
-    out.emplace(file, force);
+    out.emplace(file, force, paths);
   } catch (const std::runtime_error& e) {
     return usage_error("export", e.what());
   }

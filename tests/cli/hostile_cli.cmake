@@ -72,3 +72,8 @@ cli_check("report: an existing output's message is escaped" 2 --printable --not-
 cli_check("export --perfetto: the output path and the warnings are escaped" 0 --printable --not-matches "^(FAKE|=====)"
   --contains "wrote " -- $<TARGET_FILE:streamhaz> export ${scenarios}/evil-truncated --force
      --perfetto "${scenarios}/perfetto\n=====\nFAKE: forged.json")
+
+# Outputs: one that cannot be made is refused before the analysis (here the analysis would fail
+# on the corrupt trace, so the message shows which came first).
+cli_check("check -o in a missing folder is refused before the analysis" 2 --contains "cannot write beside"
+  --not-contains "checksum" -- ${check} -o ${scenarios}/no-such-folder/report.txt ${scenarios}/bad)
