@@ -7,6 +7,7 @@
 //   nothing is refused, since writing through it would create a file wherever it points;
 // - a stream (character device such as /dev/null, FIFO) is written directly, never replaced;
 // - anything else (a folder, a block device, a socket) is refused;
+// - SIGINT, SIGTERM or SIGHUP before commit() remove the file written beside the output.
 // Made before the work whose result it holds: an output that cannot be written (a folder
 // without write permission, an existing file) is refused before a long analysis, not after it.
 #pragma once
@@ -36,6 +37,7 @@ class OutputFile {
  private:
   std::string path_;       // where the user asked for it (symbolic links resolved)
   std::string temporary_;  // empty for a stream
+  int cleanup_slot_ = -1;  // where the signal handler finds temporary_ (-1: not registered)
   bool replace_ = false;   // an existing regular file is replaced (--force)
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buf_;
   std::ostream out_{nullptr};
