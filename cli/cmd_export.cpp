@@ -20,7 +20,9 @@ void export_records(const std::vector<std::string>& paths, std::ostream& out) {
     trace::Record r;
     while (reader.next(r)) {
       nlohmann::json j = trace::to_json(r);
-      j["rank"] = reader.rank();
+      // The trace's rank (-1: none) under its own key: an NCCL record's "rank" is its
+      // communicator rank, and must stay so.
+      j["trace_rank"] = reader.rank();
       // Names come from traces as bytes: invalid UTF-8 is replaced rather than aborting.
       out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     }
@@ -42,7 +44,9 @@ void add_export_command(CLI::App& app, int& exit_code) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("TRACE", o->traces, "Trace files or folders of per-rank .shz files")->required();
-  auto* json = cmd->add_flag("--json", o->json, "JSON Lines: one object per record, with \"rank\" and \"type\"");
+  auto* json = cmd->add_flag("--json", o->json,
+                             "JSON Lines: one object per record, with \"type\" and \"trace_rank\" (the trace's rank, -1 "
+                             "for none)");
   cmd->add_option("--perfetto", o->perfetto,
                   "Write FILE: Chrome trace-event JSON for ui.perfetto.dev (tracks per rank and stream, NVTX ranges, "
                   "flows for event waits and NCCL matches, finding markers; docs/report.md)")

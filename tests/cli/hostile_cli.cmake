@@ -77,3 +77,7 @@ cli_check("export --perfetto: the output path and the warnings are escaped" 0 --
 # on the corrupt trace, so the message shows which came first).
 cli_check("check -o in a missing folder is refused before the analysis" 2 --contains "cannot write beside"
   --not-contains "checksum" -- ${check} -o ${scenarios}/no-such-folder/report.txt ${scenarios}/bad)
+
+# export --json: an NCCL record keeps its communicator rank; the trace's rank has its own key.
+cli_check("export --json keeps the NCCL record's communicator rank" 0 --contains "\"rank\":5,"
+  --contains "\"trace_rank\":0" -- ${export} --json ${scenarios}/nranks-bomb)
