@@ -71,7 +71,9 @@ int run_replay(const ReplayCliOptions& o) {
     return usage_error(e.what());
   }
   const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
-  const std::vector<analysis::RankRecords> run = analysis::load_run(files);
+  std::vector<std::string> reading;  // truncated traces, names cut: said before the numbers
+  const std::vector<analysis::RankRecords> run = analysis::load_run(files, UINT64_MAX, nullptr, &reading);
+  warnings("replay", reading);
   analysis::ReplayOptions options;
   options.step_range = o.step_range;
   options.host_gap_threshold_ns = static_cast<int64_t>(o.host_gap_us * 1000);

@@ -81,3 +81,9 @@ cli_check("check -o in a missing folder is refused before the analysis" 2 --cont
 # export --json: an NCCL record keeps its communicator rank; the trace's rank has its own key.
 cli_check("export --json keeps the NCCL record's communicator rank" 0 --contains "\"rank\":5,"
   --contains "\"trace_rank\":0" -- ${export} --json ${scenarios}/nranks-bomb)
+
+# replay on a truncated trace says so, and does not blame --gpu-times for times it lost.
+cli_check("replay warns about a truncated trace" 0 --contains "warning: truncated trace"
+  -- $<TARGET_FILE:streamhaz> replay ${scenarios}/truncated-clean)
+cli_check("replay of a cut-off trace without GPU times blames the cut" 2 --contains "was cut off"
+  --not-contains "--gpu-times all" -- $<TARGET_FILE:streamhaz> replay ${scenarios}/truncated-untimed)

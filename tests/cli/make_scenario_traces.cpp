@@ -23,6 +23,7 @@
 //   hostile-sync/  clean with stream names that hold ESC sequences and a forged line, so that
 //               the minimal synchronisation's advice names them
 //   evil-truncated/  truncated-clean with rank 1 named with a newline and a forged line
+//   truncated-untimed/  1 rank whose only chunk was cut off: no record, no GPU time left
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -222,6 +223,14 @@ int main(int argc, char** argv) {
   fs::create_directories(root / "evil-truncated");
   fs::copy_file(root / "clean" / "rank0.shz", root / "evil-truncated" / "rank0.shz");
   write_file(root / "evil-truncated" / "rank1\n=====\nFAKE: forged.shz", clean1.substr(0, clean1.size() - 7));
+  {
+    TraceBuilder run(1);
+    zero2_step(run.rank(0), true);
+    run.write_dir((root / "truncated-untimed").string());
+    const fs::path file = root / "truncated-untimed" / "rank0.shz";
+    const std::string whole = read_file(file);
+    write_file(file, whole.substr(0, whole.size() - 7));
+  }
 
   write_file(root / "existing.txt", "keep me\n");
   fs::create_directories(root / "earlier-run");

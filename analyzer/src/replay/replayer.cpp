@@ -183,7 +183,15 @@ void Replayer::Impl::scan() {
     for (auto& [dev, list] : info.busy) list.finish();
     info.steps = find_steps(run[ri].records, options.step_range);
   }
-  if (timed_ops == 0) throw WhatIfError("the traces hold no GPU times: record them with `streamhaz run --gpu-times all`");
+  if (timed_ops == 0) {
+    // The tracer writes GPU times late (CUPTI's activity buffers): a cut-off trace may have
+    // lost them rather than never had them.
+    const auto cut = std::find_if(run.begin(), run.end(), [](const RankRecords& r) { return r.truncated; });
+    if (cut != run.end())
+      throw WhatIfError("the readable part of the traces holds no GPU times: " + cut->path +
+                        " was cut off, and the tracer writes GPU times late, so they may have been in the lost part");
+    throw WhatIfError("the traces hold no GPU times: record them with `streamhaz run --gpu-times all`");
+  }
   // Untimed operations (sampled GPU times): the median of timed ones of the same kind, name
   // and size class; else of the same kind; else zero.
   size_t by_class = 0, by_kind_only = 0, zero = 0;

@@ -56,6 +56,7 @@ struct RankRecords {
   int rank = 0;
   std::string path;  // where the records came from, for reports
   std::vector<trace::Record> records;
+  bool truncated = false;  // the trace was cut off: what the process did last is not here
 };
 
 // Memory ran out (std::bad_alloc: a process limit such as `ulimit -v`, or a trace far beyond

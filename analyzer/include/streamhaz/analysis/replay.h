@@ -20,9 +20,11 @@
 namespace streamhaz::analysis {
 
 // Reads every trace (one per rank) into memory, at most `max_records` records each; `cut`
-// is set when a trace had more. Ranks are numbered as analyze() numbers them.
+// is set when a trace had more. Ranks are numbered as analyze() numbers them. `warnings` gets
+// what check would say about reading them (truncated traces, names cut). Throws
+// trace::TraceError for bad input, OutOfMemory when the records do not fit.
 std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records = UINT64_MAX,
-                                  bool* cut = nullptr);
+                                  bool* cut = nullptr, std::vector<std::string>* warnings = nullptr);
 
 // --- what-ifs ----------------------------------------------------------------------------
 
