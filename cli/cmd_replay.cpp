@@ -80,6 +80,14 @@ int run_replay(const ReplayCliOptions& o) {
   std::unique_ptr<analysis::Replayer> replay;
   try {
     replay = std::make_unique<analysis::Replayer>(run, options);
+    // An edit of nothing (rank 7 of a 2-rank run, a stream no operation is on) is refused,
+    // rather than predicting a confident "+0.00 %".
+    analysis::check_what_if_targets(run, w);
+    for (const analysis::DurationScale& s : w.scales)
+      if (!replay->scales_any(s))
+        throw analysis::WhatIfError(fmt::format("scale{}{}: no operation of the run matches",
+                                                s.stream.empty() ? "" : " stream=" + s.stream,
+                                                s.kernel.empty() ? "" : " kernel=" + s.kernel));
   } catch (const analysis::WhatIfError& e) {
     return usage_error(e.what());
   }

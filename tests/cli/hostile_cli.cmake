@@ -87,3 +87,16 @@ cli_check("replay warns about a truncated trace" 0 --contains "warning: truncate
   -- $<TARGET_FILE:streamhaz> replay ${scenarios}/truncated-clean)
 cli_check("replay of a cut-off trace without GPU times blames the cut" 2 --contains "was cut off"
   --not-contains "--gpu-times all" -- $<TARGET_FILE:streamhaz> replay ${scenarios}/truncated-untimed)
+
+# What-ifs that name nothing are refused rather than predicting "+0.00 %".
+set(replay $<TARGET_FILE:streamhaz> replay)
+cli_check("what-if: a rank past 2^31 - 1 is refused, not masked to rank 0" 2 --contains "rank= is at most 2147483647"
+  -- ${replay} ${scenarios}/clean --what-if "drop rank=2147483648 seq=5")
+cli_check("what-if: a rank the run does not have is refused" 2 --contains "the run has no rank 7"
+  -- ${replay} ${scenarios}/clean --what-if "drop rank=7 seq=5")
+cli_check("what-if: a seq that is no synchronisation is refused" 2 --contains "rank 0 has no synchronisation"
+  -- ${replay} ${scenarios}/clean --what-if "drop rank=0 seq=999999")
+cli_check("what-if: a stream no operation is on is refused" 2 --contains "no operation of the run matches"
+  -- ${replay} ${scenarios}/clean --what-if "scale stream=nosuch factor=2")
+cli_check("what-if: add-wait on a rank the run does not have is refused" 2 --contains "the run has no rank 3"
+  -- ${replay} ${scenarios}/clean --what-if "add-wait rank=3 after=1 before=2")

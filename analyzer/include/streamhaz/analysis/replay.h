@@ -81,6 +81,12 @@ void parse_what_if(const std::string& line, WhatIf& out);
 // The lines of a what-if spec as parse_what_if reads them.
 std::string format_what_if(const WhatIf& w);
 
+// Throws WhatIfError for an edit that names nothing in `run`: a rank it does not have, a seq
+// that is no synchronisation (drop) or operation (add-wait) of that rank, a kind of
+// synchronisation it never calls. An edit of nothing would predict a confident "+0.00 %".
+// (Scales are matched by the Replayer: scales_any.)
+void check_what_if_targets(const std::vector<RankRecords>& run, const WhatIf& w);
+
 // `drop kind=legacy-barrier`: every legacy-stream operation goes into `w.drop` (its record
 // stays; the replay and the race check skip its implicit barrier, keeping its stream order).
 void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w);
@@ -147,6 +153,8 @@ class Replayer {
   Schedule run_unchanged() const;
 
   std::vector<std::string> notes() const;  // how durations were obtained, steps found...
+  // Does the scale act on any operation of the run (its stream and kernel patterns match)?
+  bool scales_any(const DurationScale& s) const;
   const std::vector<RankRecords>& records() const;
   std::string stream_name(int rank_index, trace::StreamId s) const;
 
