@@ -268,7 +268,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
-  cmd->add_flag("--no-sync", o->no_sync,
+  auto* no_sync = cmd->add_flag("--no-sync", o->no_sync,
                 "Skip the over-synchronisation pass, the minimal synchronisation and race manifestation");
   cmd->add_option("--sync-window", o->sync_window,
                   "Records per trace the over-synchronisation pass reads (it holds them in memory)")
@@ -286,7 +286,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--minimal-sync", o->minimal_sync_out,
                   "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->excludes(no_sync);  // --no-sync skips the pass that finds it: nothing would be written
   cmd->add_flag("--full-stacks", o->full_stacks,
                 "Text report: show every stack frame (torch internals, the Python standard library, CUDA and "
                 "system libraries are folded by default)");
