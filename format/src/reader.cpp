@@ -117,6 +117,15 @@ nlohmann::json parse_shallow_json(const std::string& text) {
 
 const std::string kTooDeepText = "nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
 
+// The header keys readers take as typed values, checked here once so that no reader meets a
+// JSON type error without a file and offset: what is wrong, or null.
+const char* header_type_problem(const nlohmann::json& h) {
+  if (auto f = h.find("format"); f != h.end() && !f->is_string()) return "has a \"format\" that is not a string";
+  if (auto v = h.find("version"); v != h.end() && !v->is_number_unsigned())
+    return "has a \"version\" that is not a whole number";
+  return nullptr;
+}
+
 // Builds the Record alternative with index `tag - 1` and decodes its fields.
 template <size_t I = 0>
 void decode_alternative(size_t index, Record& out, FieldReader& r) {
@@ -168,8 +177,10 @@ TraceReader::TraceReader(std::string path)
   } catch (const TooDeep&) {
     fail(sizeof pre, "header JSON " + kTooDeepText);
   }
-  if (!header_.is_object() || header_.value("format", std::string()) != "streamhaz-trace")
+  const auto format = header_.find("format");  // end() for anything but an object
+  if (format == header_.end() || *format != "streamhaz-trace")
     fail(sizeof pre, "header is not a JSON object with \"format\": \"streamhaz-trace\"");
+  if (const char* problem = header_type_problem(header_)) fail(sizeof pre, std::string("header ") + problem);
   offset_ = sizeof pre + header_bytes;
 }
 
@@ -299,6 +310,7 @@ bool TraceReader::next(Record& out) {
       fail_in_payload(start, "meta record JSON " + kTooDeepText);
     }
     if (!extra.is_object()) fail_in_payload(start, "meta record is not a JSON object");
+    if (const char* problem = header_type_problem(extra)) fail_in_payload(start, std::string("meta record ") + problem);
     header_.update(extra);
   } else if (std::holds_alternative<End>(out)) {
     if (std::get<End>(out).records != records_read_ - 1)

@@ -104,3 +104,8 @@ cli_check("what-if: add-wait on a rank the run does not have is refused" 2 --con
 # --minimal-sync needs the over-synchronisation pass that --no-sync skips.
 cli_check("check --minimal-sync with --no-sync is refused" 2 --contains "excludes"
   -- ${check} --no-sync --minimal-sync ${scenarios}/never-written.spec ${scenarios}/clean)
+
+# A header key of the wrong type is a trace error naming the file and offset.
+cli_check("a header version that is not a number: exit 2 naming the file" 2
+  --matches "bad-version/rank0\\.shz: at byte 16: header has a \"version\" that is not a whole number"
+  -- ${check} ${scenarios}/bad-version)

@@ -24,6 +24,7 @@
 //               the minimal synchronisation's advice names them
 //   evil-truncated/  truncated-clean with rank 1 named with a newline and a forged line
 //   truncated-untimed/  1 rank whose only chunk was cut off: no record, no GPU time left
+//   bad-version/  1 rank whose header "version" is a string
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -230,6 +231,12 @@ int main(int argc, char** argv) {
     const fs::path file = root / "truncated-untimed" / "rank0.shz";
     const std::string whole = read_file(file);
     write_file(file, whole.substr(0, whole.size() - 7));
+  }
+  {
+    TraceBuilder run(1);
+    run.rank(0).set_header_field("version", "4");
+    zero2_step(run.rank(0), true);
+    run.write_dir((root / "bad-version").string());
   }
 
   write_file(root / "existing.txt", "keep me\n");

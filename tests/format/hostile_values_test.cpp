@@ -1,5 +1,6 @@
-// Values inside a well-formed trace that must not reach the verbs as they are (issue 27):
-// names of many MB, a meta record larger than a header may be.
+// Values inside a well-formed trace that must not reach the verbs as they are (issue 27): a
+// header key of the wrong JSON type, names of many MB, a meta record larger than a header may
+// be.
 #include <catch2/catch.hpp>
 
 #include "sample_records.h"
@@ -27,6 +28,21 @@ std::string write_trace(const std::string& name, const nlohmann::json& header, c
 }
 
 }  // namespace
+
+TEST_CASE("a header whose format or version has the wrong JSON type is refused with the offset",
+          "[format][hostile]") {
+  nlohmann::json h = test_header();
+  h["format"] = 7;
+  CHECK_THROWS_WITH(TraceReader(write_trace("format-type.shz", h, {})),
+                    Catch::Contains("at byte 16") && Catch::Contains("\"format\": \"streamhaz-trace\""));
+  h = test_header();
+  h["version"] = "4";
+  CHECK_THROWS_WITH(TraceReader(write_trace("version-type.shz", h, {})),
+                    Catch::Contains("at byte 16") && Catch::Contains("\"version\" that is not a whole number"));
+  // A meta record is merged into the header: the same keys, the same check.
+  CHECK_THROWS_WITH(read_everything(write_trace("meta-version.shz", test_header(), {Meta{"{\"version\": [4]}"}})),
+                    Catch::Contains("meta record has a \"version\" that is not a whole number"));
+}
 
 TEST_CASE("names longer than 64 KiB keep their first 64 KiB, and the reader counts them", "[format][hostile]") {
   const std::string long_name(kMaxStringBytes + 1000, 'n');
