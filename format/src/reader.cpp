@@ -237,6 +237,10 @@ bool TraceReader::load_chunk() {
   if (records == 0 || (!compressed && records > payload_bytes))
     fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
   if (left - sizeof head < payload_bytes) {
+    if (const uint64_t whole = whole_payload_before(left - sizeof head, crc))
+      fail(offset_ + 4, "chunk payload length " + std::to_string(payload_bytes) +
+                            " runs past the end of the file, but the chunk's first " + std::to_string(whole) +
+                            " payload bytes pass its checksum: the length field is corrupt");
     records_lost_ = records;
     mark_truncated(offset_, "file cut off inside a chunk (" + std::to_string(left - sizeof head) + " of " +
                                 std::to_string(payload_bytes) + " payload bytes present)");
@@ -256,6 +260,30 @@ bool TraceReader::load_chunk() {
   last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
   ++chunks_read_;
   return true;
+}
+
+// A chunk running past the end of the file was cut off (a killed process), unless the bytes
+// there hold a whole payload with the chunk's checksum that ends at the file's end or at the
+// next chunk's magic: then a bit flip in its length field made it look cut off. Returns that
+// payload's length, or 0.
+uint64_t TraceReader::whole_payload_before(uint64_t available, uint32_t crc) {
+  payload_.resize(available);
+  if (std::fread(payload_.data(), 1, available, file_.get()) != available)
+    fail(offset_ + layout::kChunkHeaderBytes, "read error");
+  const auto chunk_starts_at = [&](uint64_t p) {
+    if (p + 4 > available) return false;
+    const uint32_t magic = layout::get_u32(payload_.data() + p);
+    return magic == layout::kChunkMagic || magic == layout::kCompressedChunkMagic;
+  };
+  uLong running = crc32(0L, Z_NULL, 0);
+  uint64_t summed = 0;
+  for (uint64_t end = 1; end <= available; ++end) {  // a chunk holds at least one record byte
+    if (end != available && !chunk_starts_at(end)) continue;
+    running = crc32(running, payload_.data() + summed, static_cast<uInt>(end - summed));
+    summed = end;
+    if (static_cast<uint32_t>(running) == crc) return end;
+  }
+  return 0;
 }
 
 // An error at byte `pos` of the payload: a file offset, or within an inflated chunk.

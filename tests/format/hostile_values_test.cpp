@@ -1,6 +1,6 @@
 // Values inside a well-formed trace that must not reach the verbs as they are (issue 27): a
 // header key of the wrong JSON type, names of many MB, a meta record larger than a header may
-// be.
+// be, a last chunk whose length field was hit by a bit flip.
 #include <catch2/catch.hpp>
 
 #include "sample_records.h"
@@ -64,4 +64,37 @@ TEST_CASE("a meta record larger than the header limit is refused", "[format][hos
   const std::string json = "{\"x\": \"" + std::string(1u << 20, 'm') + "\"}";
   CHECK_THROWS_WITH(read_everything(write_trace("big-meta.shz", test_header(), {Meta{json}})),
                     Catch::Contains("exceeds the 1 MiB header limit"));
+}
+
+TEST_CASE("a bit flip that lengthens the last chunk is corruption, not truncation", "[format][hostile]") {
+  const std::string path = temp_path("last-length.shz");
+  TraceFileWriter::Options o;
+  o.chunk_bytes = 200;
+  {
+    TraceFileWriter w(path, test_header(), o);
+    for (const Record& r : many_records(100)) w.add(r);
+  }
+  std::string bytes = read_file(path);
+  auto u32_at = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = v << 8 | uint8_t(bytes[at + i]);
+    return v;
+  };
+  size_t last = 16 + u32_at(12);
+  while (last + 16 + u32_at(last + 4) < bytes.size()) last += 16 + u32_at(last + 4);
+  REQUIRE(last + 16 + u32_at(last + 4) == bytes.size());
+  bytes[last + 4 + 1] ^= 0x10;  // +4096 bytes: past the end of the file
+  write_file(path, bytes);
+  CHECK_THROWS_WITH(read_everything(path), Catch::Contains("at byte " + std::to_string(last + 4)) &&
+                                               Catch::Contains("the length field is corrupt"));
+
+  // Cut inside that chunk instead, it is a truncated trace as before.
+  bytes = read_file(path);
+  bytes[last + 4 + 1] ^= 0x10;
+  write_file(path, bytes.substr(0, bytes.size() - 3));
+  TraceReader reader(path);
+  Record r;
+  while (reader.next(r)) {
+  }
+  CHECK(reader.truncated());
 }
