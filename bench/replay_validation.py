@@ -35,7 +35,7 @@ def race_mode_waits(streamhaz, folder):
     strings, names, last_copy, lines = {}, {}, {}, []
     for line in out.splitlines():
         r = json.loads(line)
-        rank = max(r.get("rank", 0), 0)
+        rank = max(r.get("trace_rank", 0), 0)  # the trace's rank (an nccl record's "rank" is its own)
         t = r["type"]
         if t == "string":
             strings[(rank, r["id"])] = r["text"]

@@ -1,17 +1,16 @@
 // `streamhaz check TRACE...`: the CI gate. Analyses the traces, hides suppressed findings,
 // writes a text, JSON or SARIF report and exits 0 (clean), 1 (findings) or 2 (usage error or
 // unreadable input). docs/check.md is the user's manual.
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "commands.h"
+#include "memory_limit.h"
 #include "messages.h"
+#include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/attribution.h"
 #include "streamhaz/analysis/sync.h"
@@ -43,7 +42,8 @@ struct CheckOptions {
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
   bool full_stacks = false;
   std::string source_root;
-  unsigned jobs = 0;             // threads checking ranks at once; 0: every core
+  unsigned jobs = 0;             // threads checking ranks at once; 0: every core where threads pay
+  uint64_t memory_limit_mib = 0;  // 0: none
 };
 
 // A usage problem found after parsing (bad suppression file, existing output file): one line
@@ -136,22 +136,26 @@ std::string render(const report::ReportInput& input, const std::string& format) 
   return out.str();
 }
 
-// Writes the report file. Without --force, "wx" creates it exclusively: a file that appeared
-// since the check before the analysis is still not overwritten.
-bool write_report_file(const std::string& path, const std::string& text, bool force) {
-  std::FILE* f = std::fopen(path.c_str(), force ? "w" : "wx");
-  if (!f) {
-    usage_error(errno == EEXIST ? path + " already exists; use --force to overwrite it"
-                                : "cannot write " + path + ": " + std::strerror(errno));
+// Writes `text` into an output made before the analysis; false (with one message) on failure.
+bool write_output(OutputFile& file, const std::string& text) {
+  try {
+    file.stream() << text;
+    file.commit();
+    return true;
+  } catch (const std::runtime_error& e) {
+    usage_error(e.what());
     return false;
   }
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) usage_error("error writing " + path + ": " + std::strerror(errno));
-  return ok;
 }
 
 int run_check(const CheckOptions& o) {
+  if (o.memory_limit_mib) {
+    try {
+      limit_memory(o.memory_limit_mib);
+    } catch (const std::runtime_error& e) {
+      return usage_error(e.what());
+    }
+  }
   std::vector<report::SuppressionRule> rules;
   if (!o.suppressions.empty()) {
     try {
@@ -160,20 +164,26 @@ int run_check(const CheckOptions& o) {
       return usage_error(e.what());
     }
   }
-  // Refuse before a possibly long analysis, not after it.
-  std::error_code ec;
-  if (!writes_to_stdout(o) && !o.force && std::filesystem::exists(o.output, ec))
-    return usage_error(o.output + " already exists; use --force to overwrite it");
-  if (!o.minimal_sync_out.empty() && !o.force && std::filesystem::exists(o.minimal_sync_out, ec))
-    return usage_error(o.minimal_sync_out + " already exists; use --force to overwrite it");
+  // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
+  const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
+  // The outputs are made now, so that one that cannot be written is refused before a possibly
+  // long analysis, not after it; never over an input.
+  std::vector<std::string> inputs = files;
+  for (const std::string* side : {&o.suppressions, &o.kernels})
+    if (!side->empty()) inputs.push_back(*side);
+  std::optional<OutputFile> report_file, minimal_sync_file;
+  try {
+    if (!writes_to_stdout(o)) report_file.emplace(o.output, o.force, inputs);
+    if (!o.minimal_sync_out.empty()) minimal_sync_file.emplace(o.minimal_sync_out, o.force, inputs);
+  } catch (const std::runtime_error& e) {
+    return usage_error(e.what());
+  }
 
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
   options.kernels = o.kernels;
   options.jobs = o.jobs;
   report::ReportInput input;
-  // TraceError (missing, corrupt or foreign file) reaches main(): message with file and offset, exit 2.
-  const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
   input.analysis = analysis::analyze(files, options);
   if (!o.no_sync) {
     // Over-synchronisation, the minimal synchronisation, and each race's manifestation.
@@ -187,8 +197,7 @@ int run_check(const CheckOptions& o) {
     for (std::string& w : rep.warnings) input.analysis.warnings.push_back(std::move(w));
     input.analysis.sync_notes = std::move(rep.notes);
     input.analysis.minimal_sync = std::move(rep.advice);
-    if (!o.minimal_sync_out.empty() &&
-        !write_report_file(o.minimal_sync_out, analysis::format_what_if(rep.minimal), o.force))
+    if (minimal_sync_file && !write_output(*minimal_sync_file, analysis::format_what_if(rep.minimal)))
       return kExitUsage;
   }
   // Stacks, allocation sites and stream origins of what is reported (traces with stacks).
@@ -202,13 +211,13 @@ int run_check(const CheckOptions& o) {
     std::cout << text << std::flush;
     // A CI gate must not pass on a report nobody could read (a full disk, a closed pipe).
     if (!std::cout) return usage_error("cannot write the report to standard output");
-  } else if (!write_report_file(o.output, text, o.force)) {
+  } else if (!write_output(*report_file, text)) {
     return kExitUsage;
   }
   // The text report ends with the summary; for the other formats (or a report in a file),
   // CI logs still get the warnings and the one-line verdict on stderr.
   if (o.format != "text" || !writes_to_stdout(o)) {
-    for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+    cli::warnings("check", input.analysis.warnings);
     std::cerr << report::summary_line(input) << "\n";
   }
 
@@ -232,7 +241,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Write the report to FILE instead of standard output")->type_name("FILE");
-  cmd->add_flag("--force", o->force, "Overwrite the --output file if it exists");
+  cmd->add_flag("--force", o->force, "Replace the --output and --minimal-sync files if they exist (never an input)");
   cmd->add_option("--suppressions", o->suppressions,
                   "File of rules hiding known findings (by kind, op, buffer, streams, nvtx, key; see docs/check.md)")
       ->type_name("FILE");
@@ -249,12 +258,18 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "(traces from `streamhaz run --footprints static`)")
       ->type_name("FILE");
   cmd->add_option("-j,--jobs", o->jobs,
-                  "Threads that check ranks at once (0: every core); the findings and their order do not depend on it")
+                  "Threads that check ranks at once (0: every core from 16 ranks on, one below); the findings and "
+                  "their order do not depend on it")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
+  cmd->add_option("--memory-limit", o->memory_limit_mib,
+                  "At most this many MiB for the check (0: no limit); past it, one error naming the trace and "
+                  "record, exit 2")
+      ->type_name("MIB")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");
-  cmd->add_flag("--no-sync", o->no_sync,
+  auto* no_sync = cmd->add_flag("--no-sync", o->no_sync,
                 "Skip the over-synchronisation pass, the minimal synchronisation and race manifestation");
   cmd->add_option("--sync-window", o->sync_window,
                   "Records per trace the over-synchronisation pass reads (it holds them in memory)")
@@ -272,7 +287,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--minimal-sync", o->minimal_sync_out,
                   "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->excludes(no_sync);  // --no-sync skips the pass that finds it: nothing would be written
   cmd->add_flag("--full-stacks", o->full_stacks,
                 "Text report: show every stack frame (torch internals, the Python standard library, CUDA and "
                 "system libraries are folded by default)");

@@ -53,6 +53,7 @@ void print_text(const TraceStats& s, std::ostream& out) {
                      "(ordering only)\n",
                      s.operations, s.timed_operations, gpu_times, s.kernels_without_footprint);
   out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
+  if (s.strings_cut) out << "  warning: " << trace::printable(s.strings_cut_note) << "\n";
   out << fmt::format("  stacks: {} call sites, {} frames ({} native, in {} modules), {} calls with a stack\n",
                      count_of<trace::CallsiteDef>(s), count_of<trace::FrameDef>(s), s.native_frames,
                      count_of<trace::ModuleDef>(s), count_of<trace::StackRef>(s));
@@ -86,6 +87,7 @@ nlohmann::json to_json(const TraceStats& s) {
           {"records", s.records},
           {"truncated", s.truncated},
           {"truncation", s.truncation},
+          {"strings_cut", s.strings_cut},
           {"operations", s.operations},
           {"timed_operations", s.timed_operations},
           {"kernels_without_footprint", s.kernels_without_footprint},

@@ -2,13 +2,16 @@
 // times and predicts the step time of an edited one (docs/sync-and-replay.md).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "commands.h"
+#include "messages.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/analysis/sync.h"
+#include "streamhaz/trace/input_file.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::cli {
@@ -28,13 +31,21 @@ std::string pct(int64_t v, int64_t base) {
                   : std::string("n/a");
 }
 
-// --what-if takes one line, or @FILE for a spec file (one what-if per line).
+// --what-if takes one line, or @FILE for a spec file (one what-if per line): a regular file
+// of hand-written or `check --minimal-sync` lines, far below this.
+constexpr uint64_t kMaxWhatIfFileBytes = 16ull << 20;
+
 analysis::WhatIf read_what_ifs(const std::vector<std::string>& args) {
   analysis::WhatIf w;
   for (const std::string& a : args) {
     if (!a.empty() && a[0] == '@') {
-      std::ifstream in(a.substr(1));
-      if (!in) throw analysis::WhatIfError("cannot read what-if file " + a.substr(1));
+      std::string text;
+      try {
+        text = trace::read_side_file(a.substr(1), kMaxWhatIfFileBytes);
+      } catch (const trace::TraceError& e) {
+        throw analysis::WhatIfError("cannot read what-if file " + a.substr(1) + ": " + e.reason());
+      }
+      std::istringstream in(text);
       std::string line;
       for (int n = 1; std::getline(in, line); ++n) {
         try {
@@ -50,25 +61,35 @@ analysis::WhatIf read_what_ifs(const std::vector<std::string>& args) {
   return w;
 }
 
+int usage_error(const std::string& what) { return cli::usage_error("replay", what); }
+
 int run_replay(const ReplayCliOptions& o) {
   analysis::WhatIf w;
   try {
     w = read_what_ifs(o.what_ifs);
   } catch (const analysis::WhatIfError& e) {
-    std::cerr << "streamhaz replay: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   }
   const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
-  const std::vector<analysis::RankRecords> run = analysis::load_run(files);
+  std::vector<std::string> reading;  // truncated traces, names cut: said before the numbers
+  const std::vector<analysis::RankRecords> run = analysis::load_run(files, UINT64_MAX, nullptr, &reading);
+  warnings("replay", reading);
   analysis::ReplayOptions options;
   options.step_range = o.step_range;
   options.host_gap_threshold_ns = static_cast<int64_t>(o.host_gap_us * 1000);
   std::unique_ptr<analysis::Replayer> replay;
   try {
     replay = std::make_unique<analysis::Replayer>(run, options);
+    // An edit of nothing (rank 7 of a 2-rank run, a stream no operation is on) is refused,
+    // rather than predicting a confident "+0.00 %".
+    analysis::check_what_if_targets(run, w);
+    for (const analysis::DurationScale& s : w.scales)
+      if (!replay->scales_any(s))
+        throw analysis::WhatIfError(fmt::format("scale{}{}: no operation of the run matches",
+                                                s.stream.empty() ? "" : " stream=" + s.stream,
+                                                s.kernel.empty() ? "" : " kernel=" + s.kernel));
   } catch (const analysis::WhatIfError& e) {
-    std::cerr << "streamhaz replay: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(e.what());
   }
   const analysis::Schedule& measured = replay->measured();
   const analysis::Schedule unchanged = replay->run_unchanged();
@@ -99,18 +120,18 @@ int run_replay(const ReplayCliOptions& o) {
       analysis::resolve_barrier_drops(source, w);
       edited = analysis::apply_edits(source, w);
     } catch (const analysis::WhatIfError& e) {
-      std::cerr << "streamhaz replay: " << e.what() << "\n";
-      return kExitUsage;
+      return usage_error(e.what());
     }
     const analysis::Schedule s = replay->run(edited, w.scales, &w.drop);
     std::cout << fmt::format("  what-if:            {} ({} against the unchanged replay)\n", ms(s.step_ns),
                              pct(s.step_ns, unchanged.step_ns));
     for (size_t i = 0; i < run.size(); ++i)
       std::cout << fmt::format("    rank {}: {}\n", run[i].rank, ms(s.rank_step_ns[i]));
-    for (const std::string& line : w.lines) std::cout << "    given: " << line << "\n";
-    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << n << "\n";
+    // Spec text and trace names may hold anything: every line below is escaped.
+    for (const std::string& line : w.lines) std::cout << "    given: " << trace::printable(line) << "\n";
+    for (const std::string& n : rotation_notes) std::cout << "    buffers: " << trace::printable(n) << "\n";
     if (w.minimal_sync)
-      for (const std::string& a : advice) std::cout << "    minimal sync: " << a << "\n";
+      for (const std::string& a : advice) std::cout << "    minimal sync: " << trace::printable(a) << "\n";
     // Does the edited run race where the captured one did not?
     analysis::AnalysisOptions ao;
     ao.backfill_timings = false;
@@ -123,8 +144,8 @@ int run_replay(const ReplayCliOptions& o) {
     std::cout << fmt::format("  race check of the what-if: {} race occurrence(s), {} in the captured run\n",
                              n_after, n_before);
   }
-  for (const std::string& n : replay->notes()) std::cout << "note: " << n << "\n";
-  return kExitClean;
+  for (const std::string& n : replay->notes()) std::cout << "note: " << trace::printable(n) << "\n";
+  return stdout_written("replay") ? kExitClean : kExitUsage;
 }
 
 }  // namespace

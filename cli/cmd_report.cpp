@@ -1,10 +1,13 @@
 // `streamhaz report TRACE... -o report.html`: the findings and a timeline of every rank's
 // streams in one self-contained HTML file. docs/report.md is the user's manual.
+#include <fmt/format.h>
+
 #include <iostream>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
+#include "messages.h"
 #include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/attribution.h"
@@ -26,10 +29,7 @@ struct ReportOptions {
   uint64_t detail_ops = report::HtmlReportOptions{}.detail_ops;
 };
 
-int usage_error(const std::string& what) {
-  std::cerr << "streamhaz report: " << what << "\n";
-  return kExitUsage;
-}
+int usage_error(const std::string& what) { return cli::usage_error("report", what); }
 
 int run_report(const ReportOptions& o) {
   std::vector<report::SuppressionRule> rules;
@@ -39,11 +39,14 @@ int run_report(const ReportOptions& o) {
     return usage_error(e.what());
   }
   const bool to_stdout = o.output == "-";
-  // Refuse before a possibly long analysis, not after it.
+  const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
+  // Refuse before a possibly long analysis, not after it; never over an input.
   std::optional<OutputFile> file;
   if (!to_stdout) {
+    std::vector<std::string> inputs = files;
+    if (!o.suppressions.empty()) inputs.push_back(o.suppressions);
     try {
-      file.emplace(o.output, o.force);
+      file.emplace(o.output, o.force, inputs);
     } catch (const std::runtime_error& e) {
       return usage_error(e.what());
     }
@@ -52,7 +55,7 @@ int run_report(const ReportOptions& o) {
   analysis::AnalysisOptions options;
   options.per_thread_host = o.per_thread_host;
   report::ReportInput input;
-  input.analysis = analysis::analyze(trace::expand_trace_paths(o.traces), options);
+  input.analysis = analysis::analyze(files, options);
   analysis::attach_stacks(input.analysis);
   report::apply_suppressions(rules, input);
   const report::Timeline timeline = report::load_timeline(input.analysis.traces);
@@ -72,12 +75,12 @@ int run_report(const ReportOptions& o) {
       return usage_error(e.what());
     }
   }
-  for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << report::printable(w) << "\n";
+  warnings("report", input.analysis.warnings);
   std::cerr << report::summary_line(input) << "\n";
   if (!to_stdout) {
-    std::cerr << "streamhaz report: wrote " << o.output << " (" << stats.ops_detailed << " operations drawn";
-    if (stats.ops_aggregated) std::cerr << ", " << stats.ops_aggregated << " aggregated into " << stats.bins << " bins";
-    std::cerr << ")\n";
+    std::string wrote = fmt::format("wrote {} ({} operations drawn", o.output, stats.ops_detailed);
+    if (stats.ops_aggregated) wrote += fmt::format(", {} aggregated into {} bins", stats.ops_aggregated, stats.bins);
+    say("report", wrote + ")");
   }
   return kExitClean;
 }
@@ -89,7 +92,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ReportOptions>();
   cmd->add_option("traces", o->traces, "Trace files, or folders of per-rank *.shz files")->type_name("TRACE")->required();
   cmd->add_option("-o,--output", o->output, "The HTML file to write (- for standard output)")->type_name("FILE")->required();
-  cmd->add_flag("--force", o->force, "Overwrite the --output file if it exists");
+  cmd->add_flag("--force", o->force, "Replace the --output file if it exists (never an input)");
   cmd->add_option("--suppressions", o->suppressions, "File of rules hiding known findings (as for check)")->type_name("FILE");
   cmd->add_flag("--per-thread-host", o->per_thread_host,
                 "Give each host thread its own clock instead of one per process in observed API order");

@@ -1,6 +1,7 @@
 // streamhaz: finds stream hazards in multi-GPU training traces.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "commands.h"
 #include "streamhaz/trace/printable.h"
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
     // CLI11's messages quote the arguments: escaped like every other message.
     std::fprintf(stderr, "%s\nRun with --help for more information.\n",
                  streamhaz::trace::printable(e.what()).c_str());
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // Out of memory outside a trace's records (those say which file and record: OutOfMemory).
+    std::fprintf(stderr, "streamhaz: out of memory\n");
     return kExitUsage;
   } catch (const std::exception& e) {
     // TraceError (file, byte offset, what) included: file names may hold anything.

@@ -1,9 +1,11 @@
 #include "perfetto_output.h"
 
-#include <iostream>
+#include <fmt/format.h>
+
 #include <optional>
 
 #include "commands.h"
+#include "messages.h"
 #include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/report/perfetto_export.h"
@@ -14,10 +16,9 @@ namespace streamhaz::cli {
 int export_perfetto(const std::vector<std::string>& paths, const std::string& file, bool force) {
   std::optional<OutputFile> out;  // refused before the analysis, not after it
   try {
-    out.emplace(file, force);
+    out.emplace(file, force, paths);
   } catch (const std::runtime_error& e) {
-    std::cerr << "streamhaz export: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error("export", e.what());
   }
   // The findings become markers; the analysis also numbers the ranks the way check does.
   const analysis::AnalysisResult result = analysis::analyze(paths);
@@ -27,12 +28,11 @@ int export_perfetto(const std::vector<std::string>& paths, const std::string& fi
     stats = report::write_perfetto_trace(out->stream(), timeline, result.findings);
     out->commit();
   } catch (const std::runtime_error& e) {
-    std::cerr << "streamhaz export: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error("export", e.what());
   }
-  for (const std::string& w : result.warnings) std::cerr << "streamhaz export: warning: " << w << "\n";
-  std::cerr << "streamhaz export: wrote " << file << " (" << stats.slices << " slices, " << stats.flows << " flows, "
-            << stats.instants << " finding markers)\n";
+  warnings("export", result.warnings);
+  say("export", fmt::format("wrote {} ({} slices, {} flows, {} finding markers)", file, stats.slices, stats.flows,
+                            stats.instants));
   return kExitClean;
 }
 

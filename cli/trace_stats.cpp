@@ -70,6 +70,8 @@ TraceStats collect_trace_stats(const std::string& path) {
   s.records = reader.records_read();
   s.truncated = reader.truncated();
   s.truncation = reader.truncation();
+  s.strings_cut = reader.strings_cut();
+  s.strings_cut_note = reader.strings_cut_note();
   return s;
 }
 

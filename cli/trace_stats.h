@@ -39,6 +39,8 @@ struct TraceStats {
   uint64_t allocations = 0;
   uint64_t allocated_bytes = 0;
   uint64_t native_frames = 0;  // frame records of native code (the rest are Python frames)
+  uint64_t strings_cut = 0;    // names longer than trace::kMaxStringBytes, cut
+  std::string strings_cut_note;
 };
 
 // Reads the whole file. Throws trace::TraceError on bad input.

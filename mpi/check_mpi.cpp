@@ -6,19 +6,18 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "mpi_exchange.h"
+#include "output_file.h"
 #include "streamhaz/analysis/attribution.h"
 #include "streamhaz/analysis/sharded.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
 #include "streamhaz/report/text_report.h"
+#include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
 
 using namespace streamhaz;
@@ -36,32 +35,32 @@ struct Options {
   bool per_thread_host = false;
 };
 
-// Process 0 writes the report; returns the exit status.
-int write_report(const Options& o, report::ReportInput& input) {
+bool writes_to_stdout(const Options& o) { return o.output.empty() || o.output == "-"; }
+
+// One line on stderr, escaped like every streamhaz message (file names may hold anything).
+void say(const std::string& what) { std::cerr << "streamhaz-check-mpi: " << trace::printable(what) << "\n"; }
+
+// Process 0 writes the report (into `file`, made before the analysis, unless to standard
+// output); returns the exit status.
+int write_report(const Options& o, report::ReportInput& input, cli::OutputFile* file) {
   std::ostringstream out;
   if (o.format == "json") report::write_json_report(out, input);
   else if (o.format == "sarif") report::write_sarif_report(out, input);
   else report::write_text_report(out, input);
   const std::string text = out.str();
-  if (o.output.empty() || o.output == "-") {
+  if (!file) {
     std::cout << text << std::flush;
   } else {
-    std::FILE* f = std::fopen(o.output.c_str(), o.force ? "w" : "wx");
-    if (!f) {
-      std::cerr << "streamhaz-check-mpi: "
-                << (errno == EEXIST ? o.output + " already exists; use --force to overwrite it"
-                                    : "cannot write " + o.output + ": " + std::strerror(errno))
-                << "\n";
-      return kExitUsage;
-    }
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok) {
-      std::cerr << "streamhaz-check-mpi: error writing " << o.output << "\n";
+    try {
+      file->stream() << text;
+      file->commit();
+    } catch (const std::runtime_error& e) {
+      say(e.what());
       return kExitUsage;
     }
   }
-  if (o.format != "text" || !(o.output.empty() || o.output == "-")) {
-    for (const std::string& w : input.analysis.warnings) std::cerr << "warning: " << w << "\n";
+  if (o.format != "text" || !writes_to_stdout(o)) {
+    for (const std::string& w : input.analysis.warnings) say("warning: " + w);
     std::cerr << report::summary_line(input) << "\n";
   }
   for (const auto& f : input.analysis.findings)
@@ -86,7 +85,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   app.add_option("-o,--output", o.output, "Write the report to FILE instead of standard output")->type_name("FILE");
-  app.add_flag("--force", o.force, "Overwrite the --output file if it exists");
+  app.add_flag("--force", o.force, "Replace the --output file if it exists (never an input)");
   app.add_option("--kernels", o.kernels, "kernels.json from `streamhaz kernels scan` (static footprints)")
       ->type_name("FILE");
   app.add_flag("--per-thread-host", o.per_thread_host, "One clock per host thread instead of one per process");
@@ -97,31 +96,35 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return rc == 0 ? 0 : kExitUsage;
   }
-  if (me == 0 && !o.output.empty() && o.output != "-" && !o.force && std::filesystem::exists(o.output)) {
-    std::cerr << "streamhaz-check-mpi: " << o.output << " already exists; use --force to overwrite it\n";
-    MPI_Abort(MPI_COMM_WORLD, kExitUsage);
-  }
-
   int status = kExitClean;
   try {
+    const std::vector<std::string> files = trace::expand_trace_paths(o.traces);
+    // Process 0's output is made before the analysis, as check's: refused now, not after it.
+    std::optional<cli::OutputFile> file;
+    if (me == 0 && !writes_to_stdout(o)) {
+      std::vector<std::string> inputs = files;
+      if (!o.kernels.empty()) inputs.push_back(o.kernels);
+      file.emplace(o.output, o.force, inputs);
+    }
     analysis::AnalysisOptions options;
     options.kernels = o.kernels;
     options.per_thread_host = o.per_thread_host;
     mpi::MpiExchange exchange;
     report::ReportInput input;
-    input.analysis = analysis::analyze_shard(trace::expand_trace_paths(o.traces), options, exchange);
+    input.analysis = analysis::analyze_shard(files, options, exchange);
     if (me == 0) {
       // Stacks, allocation sites and stream origins, read back from the traces as check does.
       analysis::attach_stacks(input.analysis);
-      status = write_report(o, input);
+      status = write_report(o, input, file ? &*file : nullptr);
     }
   } catch (const analysis::IrregularCollectives& e) {
     // Every process stopped in the same round: one message, and an orderly end.
-    if (me == 0) std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";
+    if (me == 0) say(e.what());
     status = kExitUsage;
   } catch (const std::exception& e) {
-    // Bad input on one process: the others wait in a collective, so end them all.
-    std::cerr << "streamhaz-check-mpi: " << e.what() << "\n";
+    // Bad input on one process (or process 0's output refused): the others wait in a
+    // collective, so end them all.
+    say(e.what());
     MPI_Abort(MPI_COMM_WORLD, kExitUsage);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <sstream>
 
 #include "streamhaz/report/glob.h"
 #include "streamhaz/report/stack_text.h"
+#include "streamhaz/trace/input_file.h"
+#include "streamhaz/trace/reader.h"
 
 namespace streamhaz::report {
 namespace {
@@ -136,8 +138,14 @@ std::vector<SuppressionRule> parse_suppressions(std::istream& in, const std::str
 }
 
 std::vector<SuppressionRule> load_suppressions(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw SuppressionError(path, 0, "cannot open the suppression file");
+  constexpr uint64_t kMaxSuppressionFileBytes = 16ull << 20;  // hand-written rules: far less
+  std::string text;
+  try {
+    text = trace::read_side_file(path, kMaxSuppressionFileBytes);
+  } catch (const trace::TraceError& e) {
+    throw SuppressionError(path, 0, e.reason());
+  }
+  std::istringstream in(text);
   return parse_suppressions(in, path);
 }
 

@@ -35,6 +35,7 @@ CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
                  const KernelSummaries* summaries) {
   pass.collectives = std::make_unique<CollectiveMatcher>(clocks_of(options));
+  pass.collectives->set_ranks(static_cast<uint32_t>(pass.runs.size()));
   // The over-synchronisation pass collects conflicts as they are found: a pass run again
   // after a wrong guess would report some twice.
   const bool ahead = !options.on_conflict && pass.runs.size() >= options.run_ahead_from_ranks;
@@ -52,14 +53,23 @@ void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOption
 // Runs the pass, and again (`rebuild` makes a fresh pass): without running ahead when a rank
 // ran ahead of a collective that did bring it order, and on one thread when the outcome could
 // depend on the order ranks ran in (so every --jobs gives the one-thread result).
-void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pass()>& rebuild) {
-  const unsigned threads = worker_threads(options, pass.runs.size());
+// A thread the system refused is said once in `warnings`; the pass runs on those that started.
+void execute(Pass& pass, const AnalysisOptions& options, const std::function<Pass()>& rebuild,
+             std::vector<std::string>& warnings) {
+  unsigned threads = worker_threads(options, pass.runs.size());
   bool in_turn = threads <= 1;
   bool ahead = true;
   for (;;) {
     if (!ahead) pass.collectives->set_run_ahead(0);
-    if (in_turn) run_in_turn(pass.runs, *pass.collectives);
-    else run_in_parallel(pass.runs, *pass.collectives, threads);
+    if (in_turn) {
+      run_in_turn(pass.runs, *pass.collectives);
+    } else if (const ThreadsStarted started = run_in_parallel(pass.runs, *pass.collectives, threads);
+               started.threads < threads) {
+      warnings.push_back(fmt::format("could start only {} of the {} threads asked for (--jobs): {}; the ranks "
+                                     "were checked on {}",
+                                     started.threads, threads, started.refused, started.threads));
+      threads = started.threads;  // a rerun asks for no more
+    }
     if (pass.collectives->speculation_failed()) ahead = false;
     else if (!in_turn && pass.collectives->irregular()) in_turn = true;
     else return;
@@ -113,6 +123,7 @@ TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
   s.truncated = r.truncated();
   s.truncation = r.truncation();
   s.records_lost = r.records_lost();
+  s.strings_cut_note = r.strings_cut_note();
   if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
     s.dropped_records = d->get<uint64_t>();
   if (auto f = r.header().find("footprints"); f != r.header().end() && *f == "exact")
@@ -129,6 +140,7 @@ void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
                                                                 s.records_lost)
                                                   : "",
                                    s.truncation));
+  if (!s.strings_cut_note.empty()) warnings.push_back(s.strings_cut_note);
   if (s.dropped_records)
     warnings.push_back(fmt::format("{}: the tracer dropped {} records it could not make (out of memory); "
                                    "operations among them were not checked",
@@ -195,7 +207,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
     return pass;
   };
   Pass pass = build();
-  execute(pass, options, build);
+  execute(pass, options, build, result.warnings);
 
   std::map<int, std::string> file_by_rank;
   for (const RankRun& run : pass.runs) {
@@ -227,7 +239,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
     return pass;
   };
   Pass pass = build();
-  execute(pass, options, build);
+  execute(pass, options, build, result.warnings);
   for (const RankRun& run : pass.runs) {
     TraceSummary s;
     s.path = run.memory->path;

@@ -5,6 +5,7 @@
 // wrapper's Adler-32 of the output cost a reader 3 % of its instructions.
 #include "chunk_compression.h"
 
+#include <new>
 #include <stdexcept>
 
 #include <zlib.h>
@@ -36,14 +37,20 @@ bool deflate_raw(const uint8_t* in, size_t size, std::string& out, size_t offset
 
 bool inflate_raw(const uint8_t* in, size_t size, uint8_t* out, size_t out_size) {
   z_stream z{};
-  if (inflateInit2(&z, kRawDeflate) != Z_OK) return false;
+  // zlib's own state (its 32 KiB window) could not be allocated: memory, not the trace.
+  if (const int init = inflateInit2(&z, kRawDeflate); init != Z_OK) {
+    if (init == Z_MEM_ERROR) throw std::bad_alloc();
+    return false;
+  }
   z.next_in = const_cast<Bytef*>(in);
   z.avail_in = static_cast<uInt>(size);
   z.next_out = out;
   z.avail_out = static_cast<uInt>(out_size);
+  const int result = inflate(&z, Z_FINISH);
   // Done only when the stream ends exactly at the end of both buffers.
-  const bool ok = inflate(&z, Z_FINISH) == Z_STREAM_END && z.total_out == out_size && z.avail_in == 0;
+  const bool ok = result == Z_STREAM_END && z.total_out == out_size && z.avail_in == 0;
   inflateEnd(&z);
+  if (result == Z_MEM_ERROR) throw std::bad_alloc();
   return ok;
 }
 

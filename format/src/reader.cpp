@@ -1,11 +1,10 @@
 // TraceReader: validates the preamble and header, then decodes chunk by chunk. Every length
 // and value read from the file is checked before use, so foreign bytes give a TraceError,
 // never a crash (the reader is fuzzed: tests/fuzz_reader.cpp).
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -13,6 +12,7 @@
 #include "layout.h"
 #include "record_fields.h"
 #include "stack_ids.h"
+#include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::trace {
@@ -32,6 +32,7 @@ struct FieldReader {
   size_t size;
   size_t& pos;
   DeltaState& d;
+  uint64_t& strings_cut;
 
   uint64_t varint() {
     uint64_t v = 0;
@@ -71,10 +72,18 @@ struct FieldReader {
     if (x == 0 || x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
     v = static_cast<E>(x);
   }
-  void str(const char*, std::string& s) {
+  // Names and parameter bytes keep their first kMaxStringBytes (counted), so that a trace of
+  // a few MB of compressed 60 MiB names cannot make GBs of them; a meta record's JSON, merged
+  // into the header, is refused past the header's own limit.
+  void str(const char* field, std::string& s) {
     uint64_t n = varint();
     if (n > size - pos) throw std::string("string of ") + std::to_string(n) + " bytes runs past the end of its chunk";
-    s.assign(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(n));
+    const bool meta = std::strcmp(field, "json") == 0;
+    if (meta && n > layout::kMaxHeaderBytes)
+      throw std::string("meta record of ") + std::to_string(n) + " bytes exceeds the 1 MiB header limit";
+    const size_t kept = meta ? static_cast<size_t>(n) : static_cast<size_t>(std::min<uint64_t>(n, kMaxStringBytes));
+    strings_cut += kept < n;
+    s.assign(reinterpret_cast<const char*>(data + pos), kept);
     pos += static_cast<size_t>(n);
   }
   void seq(const char*, uint64_t& v) { v = delta(d.seq); }
@@ -108,6 +117,15 @@ nlohmann::json parse_shallow_json(const std::string& text) {
 
 const std::string kTooDeepText = "nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
 
+// The header keys readers take as typed values, checked here once so that no reader meets a
+// JSON type error without a file and offset: what is wrong, or null.
+const char* header_type_problem(const nlohmann::json& h) {
+  if (auto f = h.find("format"); f != h.end() && !f->is_string()) return "has a \"format\" that is not a string";
+  if (auto v = h.find("version"); v != h.end() && !v->is_number_unsigned())
+    return "has a \"version\" that is not a whole number";
+  return nullptr;
+}
+
 // Builds the Record alternative with index `tag - 1` and decodes its fields.
 template <size_t I = 0>
 void decode_alternative(size_t index, Record& out, FieldReader& r) {
@@ -124,25 +142,17 @@ void decode_alternative(size_t index, Record& out, FieldReader& r) {
 }  // namespace
 
 TraceError::TraceError(const std::string& file, uint64_t offset, const std::string& what)
-    : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset) {}
+    : std::runtime_error(describe(file, offset, what)), file_(file), offset_(offset), reason_(what) {}
 
 TraceReader::TraceReader(std::string path)
     : path_(std::move(path)), stack_ids_(std::make_unique<detail::StackIdCheck>()) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever. It is
-  // refused below; for a regular file the flag changes nothing.
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw TraceError(path_, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st{};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(0, "not a regular file");
-  }
-  file_.reset(::fdopen(fd, "rb"));
+  const RegularFile regular = open_regular_file(path_);
+  file_.reset(::fdopen(regular.fd, "rb"));
   if (!file_) {
-    ::close(fd);
+    ::close(regular.fd);
     fail(0, std::string("cannot open: ") + std::strerror(errno));
   }
-  file_bytes_ = static_cast<uint64_t>(st.st_size);
+  file_bytes_ = regular.bytes;
 
   uint8_t pre[layout::kFilePreambleBytes];
   if (file_bytes_ < sizeof pre || std::fread(pre, 1, sizeof pre, file_.get()) != sizeof pre)
@@ -167,8 +177,10 @@ TraceReader::TraceReader(std::string path)
   } catch (const TooDeep&) {
     fail(sizeof pre, "header JSON " + kTooDeepText);
   }
-  if (!header_.is_object() || header_.value("format", std::string()) != "streamhaz-trace")
+  const auto format = header_.find("format");  // end() for anything but an object
+  if (format == header_.end() || *format != "streamhaz-trace")
     fail(sizeof pre, "header is not a JSON object with \"format\": \"streamhaz-trace\"");
+  if (const char* problem = header_type_problem(header_)) fail(sizeof pre, std::string("header ") + problem);
   offset_ = sizeof pre + header_bytes;
 }
 
@@ -185,6 +197,13 @@ int TraceReader::world_size() const {
 }
 
 void TraceReader::fail(uint64_t offset, const std::string& what) const { throw TraceError(path_, offset, what); }
+
+std::string TraceReader::strings_cut_note() const {
+  if (!strings_cut_) return {};
+  return path_ + ": " + std::to_string(strings_cut_) + " string(s) longer than " +
+         std::to_string(kMaxStringBytes >> 10) + " KiB (names, kernel parameter bytes) cut to their first " +
+         std::to_string(kMaxStringBytes >> 10) + " KiB";
+}
 
 void TraceReader::mark_truncated(uint64_t offset, const std::string& what) {
   truncated_ = true;
@@ -218,6 +237,10 @@ bool TraceReader::load_chunk() {
   if (records == 0 || (!compressed && records > payload_bytes))
     fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
   if (left - sizeof head < payload_bytes) {
+    if (const uint64_t whole = whole_payload_before(left - sizeof head, crc))
+      fail(offset_ + 4, "chunk payload length " + std::to_string(payload_bytes) +
+                            " runs past the end of the file, but the chunk's first " + std::to_string(whole) +
+                            " payload bytes pass its checksum: the length field is corrupt");
     records_lost_ = records;
     mark_truncated(offset_, "file cut off inside a chunk (" + std::to_string(left - sizeof head) + " of " +
                                 std::to_string(payload_bytes) + " payload bytes present)");
@@ -237,6 +260,30 @@ bool TraceReader::load_chunk() {
   last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
   ++chunks_read_;
   return true;
+}
+
+// A chunk running past the end of the file was cut off (a killed process), unless the bytes
+// there hold a whole payload with the chunk's checksum that ends at the file's end or at the
+// next chunk's magic: then a bit flip in its length field made it look cut off. Returns that
+// payload's length, or 0.
+uint64_t TraceReader::whole_payload_before(uint64_t available, uint32_t crc) {
+  payload_.resize(available);
+  if (std::fread(payload_.data(), 1, available, file_.get()) != available)
+    fail(offset_ + layout::kChunkHeaderBytes, "read error");
+  const auto chunk_starts_at = [&](uint64_t p) {
+    if (p + 4 > available) return false;
+    const uint32_t magic = layout::get_u32(payload_.data() + p);
+    return magic == layout::kChunkMagic || magic == layout::kCompressedChunkMagic;
+  };
+  uLong running = crc32(0L, Z_NULL, 0);
+  uint64_t summed = 0;
+  for (uint64_t end = 1; end <= available; ++end) {  // a chunk holds at least one record byte
+    if (end != available && !chunk_starts_at(end)) continue;
+    running = crc32(running, payload_.data() + summed, static_cast<uInt>(end - summed));
+    summed = end;
+    if (static_cast<uint32_t>(running) == crc) return end;
+  }
+  return 0;
 }
 
 // An error at byte `pos` of the payload: a file offset, or within an inflated chunk.
@@ -268,7 +315,7 @@ bool TraceReader::next(Record& out) {
     uint8_t tag = payload_[pos_++];
     if (tag == 0 || tag > kRecordKindCount) throw std::string("unknown record tag ") + std::to_string(tag);
     DeltaState d{last_seq_, last_ptr_, last_timing_seq_, last_start_ns_};
-    FieldReader r{payload_.data(), payload_.size(), pos_, d};
+    FieldReader r{payload_.data(), payload_.size(), pos_, d, strings_cut_};
     decode_alternative(tag - 1, out, r);
     last_seq_ = d.seq;
     last_ptr_ = d.ptr;
@@ -291,6 +338,7 @@ bool TraceReader::next(Record& out) {
       fail_in_payload(start, "meta record JSON " + kTooDeepText);
     }
     if (!extra.is_object()) fail_in_payload(start, "meta record is not a JSON object");
+    if (const char* problem = header_type_problem(extra)) fail_in_payload(start, std::string("meta record ") + problem);
     header_.update(extra);
   } else if (std::holds_alternative<End>(out)) {
     if (std::get<End>(out).records != records_read_ - 1)

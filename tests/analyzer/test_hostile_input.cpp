@@ -2,9 +2,14 @@
 // analyzer ends with a result or a TraceError, and never drops accesses silently.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <thread>
+
+#include "engine/rank_schedule.h"
 #include "scenario.h"
 
 using namespace streamhaz::testing;
+namespace analysis = streamhaz::analysis;
 
 TEST_CASE("an access range running past the end of the address space is checked up to the end",
           "[hostile]") {
@@ -50,4 +55,52 @@ TEST_CASE("GPU times are looked up once per operation, not once per Timing recor
   REQUIRE(found.size() == 1);
   CHECK(found[0]->first.start_ns != 900000000);
   CHECK(found[0]->second.end_ns != 0);
+}
+
+TEST_CASE("the default --jobs uses one thread where threads do not pay", "[hostile][jobs]") {
+  AnalysisOptions o;
+  o.jobs = 0;  // check's default
+  // Below the rank count at which ranks run ahead, threads meet at every collective: slower.
+  CHECK(analysis::worker_threads(o, 2) == 1);
+  CHECK(analysis::worker_threads(o, o.run_ahead_from_ranks - 1) == 1);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(analysis::worker_threads(o, o.run_ahead_from_ranks) == std::min<unsigned>(cores, o.run_ahead_from_ranks));
+  o.jobs = 2;  // asked for: given, up to one per rank
+  CHECK(analysis::worker_threads(o, 2) == 2);
+}
+
+TEST_CASE("what-if ranks past 2^31 - 1 are refused, not masked", "[hostile][replay]") {
+  analysis::WhatIf w;
+  CHECK_THROWS_WITH(analysis::parse_what_if("drop rank=2147483648 seq=5", w), Catch::Contains("at most 2147483647"));
+  CHECK_THROWS_WITH(analysis::parse_what_if("add-wait rank=4294967296 after=1 before=2", w),
+                    Catch::Contains("at most 2147483647"));
+  CHECK(w.drop.empty());
+  CHECK(w.add.empty());
+}
+
+TEST_CASE("what-ifs naming nothing in the run are refused", "[hostile][replay]") {
+  TraceBuilder run(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    auto& r = run.rank(rank);
+    const StreamId a = r.stream("a");
+    const EventId e = r.event();
+    r.kernel(a, "k");
+    r.record(e, a);
+    r.wait(r.stream("b"), e);
+  }
+  const auto records = load(run);
+  auto check = [&](const std::string& line) {
+    analysis::WhatIf w;
+    analysis::parse_what_if(line, w);
+    analysis::check_what_if_targets(records, w);
+  };
+  CHECK_THROWS_WITH(check("drop rank=7 seq=1"), Catch::Contains("the run has no rank 7 (its ranks: 0, 1)"));
+  CHECK_THROWS_WITH(check("add-wait rank=7 after=1 before=2"), Catch::Contains("no rank 7"));
+  CHECK_THROWS_WITH(check("drop rank=0 seq=999"), Catch::Contains("rank 0 has no synchronisation"));
+  CHECK_THROWS_WITH(check("drop kind=device-sync"), Catch::Contains("no such synchronisation"));
+  CHECK_NOTHROW(check("drop kind=wait"));
+  uint64_t wait_seq = 0;
+  for (const Record& r : records[0].records)
+    if (const auto* w = std::get_if<EventWait>(&r)) wait_seq = w->seq;
+  CHECK_NOTHROW(check("drop rank=0 seq=" + std::to_string(wait_seq)));
 }

@@ -3,6 +3,7 @@
 //               the next gradients into ipg_buffer[0] while the reduction stream may still be
 //               all-reducing it
 //   clean/      the same step with one event per buffer: the copy waits for the all-reduce
+//   racy4/      racy on 4 ranks
 //   stacks/     racy with call stacks: Python frames of a DeepSpeed-like program, torch frames
 //               and a native frame to fold, an unnamed pool of streams made by one call
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
@@ -14,6 +15,16 @@
 //               CSI (U+009B), a bidirectional override and a newline that forges a line
 //   evil-name/  a corrupt trace whose file name holds a newline and a forged message
 //   existing.txt  a file `check --output` must not overwrite without --force
+//   nranks-bomb/  1 rank, 16 all-reduces on a communicator claiming 2^32 - 1 ranks (a trace
+//               value that must not size what the analysis allocates), as its rank 5
+//   long-name/  1 rank, a race of a kernel whose name is 100 KiB long
+//   name-bomb/  1 rank, 4,000 distinct names of 64 KiB each (256 MiB once read, under 1 MB
+//               on disk): more than a memory-limited check can hold
+//   hostile-sync/  clean with stream names that hold ESC sequences and a forged line, so that
+//               the minimal synchronisation's advice names them
+//   evil-truncated/  truncated-clean with rank 1 named with a newline and a forged line
+//   truncated-untimed/  1 rank whose only chunk was cut off: no record, no GPU time left
+//   bad-version/  1 rank whose header "version" is a string
 //   earlier-run/  rank0.shz, standing for a trace `streamhaz run --out` must not delete unasked
 #include <filesystem>
 #include <fstream>
@@ -21,6 +32,7 @@
 #include <iterator>
 
 #include "streamhaz/testing/trace_builder.h"
+#include "streamhaz/trace/reader.h"
 
 namespace fs = std::filesystem;
 using namespace streamhaz::trace;
@@ -31,9 +43,10 @@ constexpr uint64_t kBucketBytes = 4096;
 const char* const kGradKernel = "void layer_grad<float, 2>(float*, int)";
 
 // One rank of the overlapped step; `event_per_buffer` adds the wait that fixes the race.
-void zero2_step(RankTraceBuilder& r, bool event_per_buffer) {
-  StreamId compute = r.stream("compute stream");
-  StreamId reduction = r.stream("reduction stream");
+void zero2_step(RankTraceBuilder& r, bool event_per_buffer, const std::string& compute_name = "compute stream",
+                const std::string& reduction_name = "reduction stream") {
+  StreamId compute = r.stream(compute_name);
+  StreamId reduction = r.stream(reduction_name);
   uint64_t grads = r.alloc(2 * kBucketBytes, "grads");
   uint64_t ipg = r.alloc(kBucketBytes, "ipg_buffer[0]");
 
@@ -98,8 +111,8 @@ void zero2_step_with_stacks(RankTraceBuilder& r) {
   r.device_sync();
 }
 
-void write_scenario(const fs::path& dir, bool event_per_buffer) {
-  TraceBuilder run(2);
+void write_scenario(const fs::path& dir, bool event_per_buffer, int ranks = 2) {
+  TraceBuilder run(ranks);
   for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), event_per_buffer);
   run.write_dir(dir.string());
 }
@@ -128,6 +141,7 @@ int main(int argc, char** argv) {
   fs::remove_all(root);
   write_scenario(root / "racy", false);
   write_scenario(root / "clean", true);
+  write_scenario(root / "racy4", false, 4);
   {
     TraceBuilder run(2);
     for (int rank = 0; rank < run.world_size(); ++rank) zero2_step_with_stacks(run.rank(rank));
@@ -176,6 +190,54 @@ int main(int argc, char** argv) {
   }
   fs::create_directories(root / "evil-name");
   write_file(root / "evil-name" / "rank0\nstreamhaz: forged line.shz", corrupt);
+
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    const StreamId s = r.stream("comm");
+    const uint64_t buf = r.alloc(4096, "buf");
+    for (int i = 0; i < 16; ++i)
+      r.nccl_in_group(s, NcclKind::AllReduce, buf, buf, 1024, TraceBuilder::comm(0), 5, UINT32_MAX);
+    run.write_dir((root / "nranks-bomb").string());
+  }
+  {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    const uint64_t buf = r.alloc(64, "buf");
+    r.kernel(r.stream("a"), "long" + std::string(100 * 1024, 'g'), {writes(buf, 64)});
+    r.kernel(r.stream("b"), "reader", {reads(buf, 64)});
+    run.write_dir((root / "long-name").string());
+  }
+  {
+    fs::create_directories(root / "name-bomb");
+    RankTraceBuilder r(0, 1, (root / "name-bomb" / "rank0.shz").string());  // streamed: not held here
+    const std::string name(kMaxStringBytes, 'n');
+    for (StringId id = 1; id <= 4000; ++id) r.add(StringDef{id, name});
+    r.close();
+  }
+  {
+    TraceBuilder run(2);
+    for (int rank = 0; rank < run.world_size(); ++rank)
+      zero2_step(run.rank(rank), true, "compute\x1b]0;owned\x07", "reduction\nFAKE: forged line\x1b[2J");
+    run.write_dir((root / "hostile-sync").string());
+  }
+  fs::create_directories(root / "evil-truncated");
+  fs::copy_file(root / "clean" / "rank0.shz", root / "evil-truncated" / "rank0.shz");
+  write_file(root / "evil-truncated" / "rank1\n=====\nFAKE: forged.shz", clean1.substr(0, clean1.size() - 7));
+  {
+    TraceBuilder run(1);
+    zero2_step(run.rank(0), true);
+    run.write_dir((root / "truncated-untimed").string());
+    const fs::path file = root / "truncated-untimed" / "rank0.shz";
+    const std::string whole = read_file(file);
+    write_file(file, whole.substr(0, whole.size() - 7));
+  }
+  {
+    TraceBuilder run(1);
+    run.rank(0).set_header_field("version", "4");
+    zero2_step(run.rank(0), true);
+    run.write_dir((root / "bad-version").string());
+  }
 
   write_file(root / "existing.txt", "keep me\n");
   fs::create_directories(root / "earlier-run");

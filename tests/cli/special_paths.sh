@@ -99,6 +99,46 @@ case $case_name in
     expect_status 2 $? "$case_name"
     grep -q "standard output" "$work/err" || fail "no message: $(cat "$work/err")"
     ;;
+  what-if-fifo | suppressions-fifo | kernels-fifo)
+    # Side files are opened as traces are: a FIFO is refused at once, not waited on for ever.
+    mkfifo "$work/side"
+    case $case_name in
+      what-if-*) "$bin" replay "$scenarios/clean" --what-if "@$work/side" 2>"$work/err" ;;
+      *) "$bin" check --no-sync "--${case_name%-fifo}" "$work/side" "$scenarios/clean" 2>"$work/err" ;;
+    esac
+    expect_status 2 $? "$case_name"
+    grep -q "side.*not a regular file" "$work/err" || fail "FIFO not named: $(cat "$work/err")"
+    ;;
+  check-dangling-symlink | minimal-sync-dangling-symlink)
+    # The same refusal as report and export: writing through would create the missing target.
+    ln -s missing.txt "$work/dangling.txt"
+    case $case_name in
+      check-*) "$bin" check --force -o "$work/dangling.txt" "$scenarios/clean" 2>"$work/err" ;;
+      *) "$bin" check --force --minimal-sync "$work/dangling.txt" "$scenarios/clean" >/dev/null 2>"$work/err" ;;
+    esac
+    expect_status 2 $? "$case_name"
+    [ -L "$work/dangling.txt" ] || fail "the link was replaced"
+    [ ! -e "$work/missing.txt" ] || fail "a file was created where the link points"
+    grep -q "symbolic link to nothing" "$work/err" || fail "no message: $(cat "$work/err")"
+    ;;
+  check-output-is-input | report-output-is-input | export-output-is-input | perfetto-output-is-input)
+    # --force replaces outputs, never the traces being read (found by device and inode, here
+    # through a link).
+    cp "$scenarios/clean/rank0.shz" "$scenarios/clean/rank1.shz" "$work/"
+    ln -s rank1.shz "$work/link.out"
+    for out in "$work/rank0.shz" "$work/link.out"; do
+      case $case_name in
+        check-*) "$bin" check --no-sync --force -o "$out" "$work" 2>"$work/err" ;;
+        report-*) "$bin" report --force -o "$out" "$work" 2>"$work/err" ;;
+        export-*) "$bin" export --json --force -o "$out" "$work" 2>"$work/err" ;;
+        *) "$bin" export --force --perfetto "$out" "$work" 2>"$work/err" ;;
+      esac
+      expect_status 2 $? "$case_name: $out"
+      grep -q "refusing to write over it" "$work/err" || fail "no message: $(cat "$work/err")"
+    done
+    cmp -s "$scenarios/clean/rank0.shz" "$work/rank0.shz" || fail "rank0.shz was overwritten"
+    cmp -s "$scenarios/clean/rank1.shz" "$work/rank1.shz" || fail "rank1.shz was overwritten through the link"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;

@@ -34,6 +34,18 @@ void CollectiveMatcher::Pending::reset(const trace::Nccl& n) {
   merged.clear();
 }
 
+bool CollectiveMatcher::Pending::note_comm_rank(uint32_t comm_rank) {
+  // Ranks mostly post in order: the usual insert is at the end.
+  if (comm_ranks_seen.empty() || comm_ranks_seen.back() < comm_rank) {
+    comm_ranks_seen.push_back(comm_rank);
+    return true;
+  }
+  const auto at = std::lower_bound(comm_ranks_seen.begin(), comm_ranks_seen.end(), comm_rank);
+  if (at != comm_ranks_seen.end() && *at == comm_rank) return false;
+  comm_ranks_seen.insert(at, comm_rank);
+  return true;
+}
+
 CollectiveMatcher::Done& CollectiveMatcher::done_of(uint64_t comm) {
   if (!last_done_ || last_done_comm_ != comm) {
     last_done_ = &done_[comm];  // unordered_map elements stay put when it grows
@@ -121,7 +133,7 @@ CollectiveMatcher::PendingMap::iterator CollectiveMatcher::open(uint32_t index, 
   }
   Pending& p = node.mapped();
   p.reset(n);
-  if (projected()) p.posts.reserve(std::min<uint32_t>(n.nranks, 1u << 16));
+  if (projected()) p.posts.reserve(std::min(n.nranks, ranks_));
   return pending_.insert(std::move(node)).position;
 }
 
@@ -152,13 +164,8 @@ bool CollectiveMatcher::post_locked(uint32_t index, const trace::Nccl& n, const 
   // Every rank had posted: whether or not this copy forgot the call yet, a repeat is the same
   // irregularity (replicated copies forget at different times).
   if (p.posted >= p.nranks) flag_irregular(Irregularity::What::PostedAfterCompleted, index, n);
-  if (n.rank >= p.nranks) {
-    flag_irregular(Irregularity::What::RankOutsideCommunicator, index, n);
-  } else {
-    if (p.comm_ranks_seen.size() < p.nranks) p.comm_ranks_seen.resize(p.nranks, false);
-    if (p.comm_ranks_seen[n.rank]) flag_irregular(Irregularity::What::CommRankTwice, index, n);
-    p.comm_ranks_seen[n.rank] = true;
-  }
+  if (n.rank >= p.nranks) flag_irregular(Irregularity::What::RankOutsideCommunicator, index, n);
+  else if (!p.note_comm_rank(n.rank)) flag_irregular(Irregularity::What::CommRankTwice, index, n);
   ++p.posted;
   if (p.posted > p.nranks) {
     flag_irregular(Irregularity::What::MorePostsThanRanks, index, n);

@@ -90,6 +90,9 @@ class CollectiveMatcher {
   explicit CollectiveMatcher(Clocks clocks = Clocks::Projected, bool replicated = false)
       : clocks_(clocks), replicated_(replicated) {}
   bool projected() const { return clocks_ == Clocks::Projected; }
+  // The ranks of the analysis (its traces): at most that many posts of a regular call are
+  // held, so space is reserved for no more, whatever nranks a trace claims.
+  void set_ranks(uint32_t ranks) { ranks_ = ranks; }
   // How many calls in a row a rank may run ahead of (RankEngine): 0 (the default) for none.
   // Projected, not replicated clocks only.
   void set_run_ahead(uint32_t calls) { run_ahead_ = projected() && !replicated_ ? calls : 0; }
@@ -172,7 +175,9 @@ class CollectiveMatcher {
     std::vector<Post> posts;  // until resolved
     std::vector<ClockValue> starts;
     std::vector<Known> knowns;
-    std::vector<bool> comm_ranks_seen;
+    // The communicator ranks that posted, sorted: it grows with the posts, never with the
+    // trace-given nranks (a hostile 2^32 - 1 made one bit vector of 512 MiB per call).
+    std::vector<uint32_t> comm_ranks_seen;
     std::vector<uint32_t> waiters;
     std::vector<uint32_t> refused;  // posted a different call after the outcome was fixed
     uint32_t posted = 0;
@@ -187,6 +192,8 @@ class CollectiveMatcher {
     // For a new call: every field as fresh, the vectors' capacity kept.
     void reset(const trace::Nccl& n);
     bool refuses(uint32_t index) const { return std::find(refused.begin(), refused.end(), index) != refused.end(); }
+    // Notes that `comm_rank` posted; false if it had posted before.
+    bool note_comm_rank(uint32_t comm_rank);
     std::span<const Known> known_of(const Post& post) const {
       return {knowns.data() + post.known_at, post.known_size};
     }
@@ -223,6 +230,7 @@ class CollectiveMatcher {
   Clocks clocks_;
   bool replicated_;
   uint32_t run_ahead_ = 0;
+  uint32_t ranks_ = 0;
   std::vector<PostRecord> outbox_;
   std::unordered_map<uint64_t, FrontierRef> by_id_;  // replicated: every frontier built (kept)
   mutable std::mutex mutex_;

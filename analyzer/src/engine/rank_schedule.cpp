@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace streamhaz::analysis {
@@ -16,9 +17,17 @@ bool RankRun::skipped(const trace::Record& r) const {
   return seq && skip->count({memory->rank, seq});
 }
 
+void RankRun::out_of_memory() const {
+  if (reader) throw OutOfMemory("checking", reader->path(), reader->records_read());
+  throw OutOfMemory("checking", memory->path, next_record);
+}
+
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
   // The over-synchronisation pass's per-pair callback is not made for several threads.
   if (options.on_conflict || ranks < 2) return 1;
+  // Every core by default, but only where threads pay: with ranks waiting at every collective
+  // (below run_ahead_from_ranks) they meet there all the time, and one thread is faster.
+  if (!options.jobs && (ranks < options.run_ahead_from_ranks || !options.run_ahead)) return 1;
   const unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::min<size_t>(n, ranks));
 }
@@ -177,14 +186,26 @@ class Scheduler {
 
 }  // namespace
 
-void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
+ThreadsStarted run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads) {
   Scheduler scheduler(runs, collectives, threads);
+  ThreadsStarted started;
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&, t] { scheduler.work(t); });
+  for (unsigned t = 1; t < threads; ++t) {
+    // A process or memory limit (ulimit -u, a container's pids limit, ulimit -v) can refuse a
+    // thread: the ranks of its queue are taken by the others, which steal from any queue.
+    try {
+      pool.emplace_back([&, t] { scheduler.work(t); });
+    } catch (const std::system_error& e) {
+      started.refused = e.what();
+      break;
+    }
+  }
+  started.threads = static_cast<unsigned>(pool.size()) + 1;
   scheduler.work(0);
   for (std::thread& t : pool) t.join();
   if (scheduler.error_) std::rethrow_exception(scheduler.error_);
   collectives.release_all();  // calls only ranks that ran ahead posted: resolved and checked
+  return started;
 }
 
 }  // namespace streamhaz::analysis

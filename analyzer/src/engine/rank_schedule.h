@@ -6,7 +6,9 @@
 #pragma once
 
 #include <memory>
+#include <new>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,22 +45,28 @@ struct RankRun {
     engine->prefetch();
     if (reader) RankEngine::prefetch_bytes(reader.get(), sizeof(trace::TraceReader));
   }
-  // Applies records until the rank waits for a collective or ends (then finishes it).
+  // Applies records until the rank waits for a collective or ends (then finishes it). Memory
+  // running out says which trace and record it happened at (OutOfMemory).
   void run_until_blocked(trace::Record& buffer) {
     RankEngine& e = *engine;
-    while (!e.blocked()) {
-      const trace::Record* r = next(buffer);
-      if (!r) {
-        e.finish();
-        done = true;
-        return;
+    try {
+      while (!e.blocked()) {
+        const trace::Record* r = next(buffer);
+        if (!r) {
+          e.finish();
+          done = true;
+          return;
+        }
+        e.apply(*r);
       }
-      e.apply(*r);
+    } catch (const std::bad_alloc&) {
+      out_of_memory();
     }
   }
 
  private:
   bool skipped(const trace::Record& r) const;  // a synchronisation left out (memory only)
+  [[noreturn]] void out_of_memory() const;
 };
 
 // From this many ranks on, their states no longer stay in a core's caches between turns (a
@@ -66,12 +74,19 @@ struct RankRun {
 // each turn (RankRun::prefetch) only costs instructions.
 inline constexpr size_t kPrefetchFromRanks = 16;
 
-// How many threads a pass uses: AnalysisOptions::jobs (0: every core), at most one per rank.
+// How many threads a pass uses: AnalysisOptions::jobs (0: every core, from the rank count at
+// which ranks run ahead of collectives on; one below it), at most one per rank.
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
 
 // Every rank to its end, in turn on this thread.
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives);
+// How many threads a parallel pass ran on: fewer than asked when the system refused one
+// (`refused` says why), the rest of the pass running on those that started.
+struct ThreadsStarted {
+  unsigned threads = 1;
+  std::string refused;
+};
 // The same on `threads` threads.
-void run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads);
+ThreadsStarted run_in_parallel(std::vector<RankRun>& runs, CollectiveMatcher& collectives, unsigned threads);
 
 }  // namespace streamhaz::analysis

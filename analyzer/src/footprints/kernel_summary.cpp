@@ -1,12 +1,10 @@
 // Loading kernels.json and finding the summary of a traced kernel name.
 #include "footprints/kernel_summary.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "footprints/kernel_name.h"
+#include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::analysis {
@@ -151,12 +149,9 @@ bool KernelSummary::layout_known() const {
 }
 
 KernelSummaries KernelSummaries::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw trace::TraceError(path, 0, "cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw trace::TraceError(path, 0, "cannot read");
-  return parse(text.str(), path);
+  // A scan of a large code base is some MB; a file far past that is not a kernels.json.
+  constexpr uint64_t kMaxKernelsFileBytes = 256ull << 20;
+  return parse(trace::read_side_file(path, kMaxKernelsFileBytes), path);
 }
 
 KernelSummaries KernelSummaries::parse(const std::string& json_text, const std::string& path) {

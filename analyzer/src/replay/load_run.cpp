@@ -1,12 +1,14 @@
 // Loading a run into memory for the replay and the over-synchronisation pass.
 #include <set>
 
+#include "analysis_parts.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::analysis {
 
-std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records, bool* cut) {
+std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records, bool* cut,
+                                  std::vector<std::string>* warnings) {
   std::vector<RankRecords> run;
   std::set<int> declared, taken;
   std::vector<int> wanted;
@@ -17,10 +19,30 @@ std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, u
     wanted.push_back(reader.rank());
     if (reader.rank() >= 0) declared.insert(reader.rank());
     trace::Record rec;
-    // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
-    while (r.records.size() < max_records && reader.next(rec))
-      if (!trace::is_stack_record(rec)) r.records.push_back(std::move(rec));
-    if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
+    uint64_t operations = 0;
+    try {
+      // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
+      while (r.records.size() < max_records && reader.next(rec)) {
+        if (trace::is_stack_record(rec)) continue;
+        operations += trace::op_common(rec) != nullptr;
+        r.records.push_back(std::move(rec));
+      }
+      if (r.records.size() >= max_records && reader.next(rec) && cut) *cut = true;
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("reading", file, reader.records_read());
+    }
+    r.truncated = reader.truncated();
+    if (warnings) {
+      TraceSummary s;
+      s.path = file;
+      s.records = reader.records_read();
+      s.operations = operations;
+      s.truncated = reader.truncated();
+      s.truncation = reader.truncation();
+      s.records_lost = reader.records_lost();
+      s.strings_cut_note = reader.strings_cut_note();
+      trace_warnings(s, *warnings);
+    }
     run.push_back(std::move(r));
   }
   // The numbering analyze() uses: a missing or repeated rank gets the lowest number free.

@@ -120,6 +120,7 @@ struct Replayer::Impl {
   Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting,
                     const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr);
   void step_times(Schedule& s) const;
+  bool scales(const DurationScale& s, size_t ri, const OpParams& p) const;  // does `s` act on `p`?
   double scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const;
   std::string stream_label(size_t ri, trace::StreamId s) const {
     auto it = ranks[ri].streams.find(s);
@@ -183,7 +184,15 @@ void Replayer::Impl::scan() {
     for (auto& [dev, list] : info.busy) list.finish();
     info.steps = find_steps(run[ri].records, options.step_range);
   }
-  if (timed_ops == 0) throw WhatIfError("the traces hold no GPU times: record them with `streamhaz run --gpu-times all`");
+  if (timed_ops == 0) {
+    // The tracer writes GPU times late (CUPTI's activity buffers): a cut-off trace may have
+    // lost them rather than never had them.
+    const auto cut = std::find_if(run.begin(), run.end(), [](const RankRecords& r) { return r.truncated; });
+    if (cut != run.end())
+      throw WhatIfError("the readable part of the traces holds no GPU times: " + cut->path +
+                        " was cut off, and the tracer writes GPU times late, so they may have been in the lost part");
+    throw WhatIfError("the traces hold no GPU times: record them with `streamhaz run --gpu-times all`");
+  }
   // Untimed operations (sampled GPU times): the median of timed ones of the same kind, name
   // and size class; else of the same kind; else zero.
   size_t by_class = 0, by_kind_only = 0, zero = 0;
@@ -214,14 +223,16 @@ void Replayer::Impl::scan() {
         by_class, by_kind_only, zero));
 }
 
+bool Replayer::Impl::scales(const DurationScale& s, size_t ri, const OpParams& p) const {
+  if (!s.stream.empty() && !wildcard_match(s.stream, stream_label(ri, p.stream))) return false;
+  return s.kernel.empty() || (!p.kernel.empty() && wildcard_match(s.kernel, p.kernel));
+}
+
 double Replayer::Impl::scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const {
   if (!scales) return 1;
   double f = 1;
-  for (const DurationScale& s : *scales) {
-    if (!s.stream.empty() && !wildcard_match(s.stream, stream_label(ri, p.stream))) continue;
-    if (!s.kernel.empty() && (p.kernel.empty() || !wildcard_match(s.kernel, p.kernel))) continue;
-    f *= s.factor;
-  }
+  for (const DurationScale& s : *scales)
+    if (this->scales(s, ri, p)) f *= s.factor;
   return f;
 }
 
@@ -535,6 +546,13 @@ Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector
 Schedule Replayer::run_unchanged() const { return impl_->simulate(impl_->run, nullptr, false); }
 
 std::vector<std::string> Replayer::notes() const { return impl_->notes; }
+
+bool Replayer::scales_any(const DurationScale& s) const {
+  for (size_t ri = 0; ri < impl_->ranks.size(); ++ri)
+    for (const auto& [seq, p] : impl_->ranks[ri].ops)
+      if (impl_->scales(s, ri, p)) return true;
+  return false;
+}
 
 const std::vector<RankRecords>& Replayer::records() const { return impl_->run; }
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "streamhaz/analysis/replay.h"
@@ -43,6 +45,14 @@ uint64_t number(const std::string& key, const std::string& v) {
   return std::stoull(v);
 }
 
+// Ranks are ints: a larger number is refused, not cut to one (2147483648 was rank 0).
+int rank_number(const std::string& v) {
+  const uint64_t n = number("rank", v);
+  if (n > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    throw WhatIfError(fmt::format("rank= is at most {}, found '{}'", std::numeric_limits<int>::max(), v));
+  return static_cast<int>(n);
+}
+
 double factor_of(const std::string& v) {
   size_t used = 0;
   double f = 0;
@@ -78,6 +88,50 @@ void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w) {
     for (const trace::Record& r : rr.records)
       if (const trace::OpCommon* op = trace::op_common(r); op && kinds.legacy(op->stream))
         w.drop.insert({rr.rank, op->seq});
+  }
+}
+
+void check_what_if_targets(const std::vector<RankRecords>& run, const WhatIf& w) {
+  auto rank_records = [&](int rank) -> const RankRecords& {
+    for (const RankRecords& rr : run)
+      if (rr.rank == rank) return rr;
+    throw WhatIfError(fmt::format("the run has no rank {} (its ranks: {})", rank, [&] {
+      std::string ranks;
+      for (const RankRecords& rr : run) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rr.rank);
+      return ranks;
+    }()));
+  };
+  // What a drop may name, per rank: a synchronisation call, or a legacy-stream operation (its barrier).
+  std::map<int, std::set<uint64_t>> droppable;
+  for (const auto& [rank, seq] : w.drop) {
+    const RankRecords& rr = rank_records(rank);
+    auto [seqs, fresh] = droppable.try_emplace(rank);
+    if (fresh) {
+      const StreamKinds kinds = stream_kinds(rr.records);
+      for (const trace::Record& r : rr.records)
+        if (const trace::OpCommon* op = trace::op_common(r); sync_kind(r) || (op && kinds.legacy(op->stream)))
+          seqs->second.insert(trace::api_seq(r));
+    }
+    if (!seqs->second.count(seq))
+      throw WhatIfError(fmt::format("drop: rank {} has no synchronisation (or legacy-stream operation) with seq {}",
+                                    rank, seq));
+  }
+  for (const AddedWait& a : w.add) rank_records(a.rank);  // seqs: apply_edits says which is missing
+  for (const std::string& kind : w.drop_kinds) {
+    bool found = false;
+    for (const RankRecords& rr : run) {
+      const StreamKinds kinds = stream_kinds(rr.records);
+      for (const trace::Record& r : rr.records) {
+        const char* k = sync_kind(r);
+        const trace::OpCommon* op = trace::op_common(r);
+        if ((k && kind == k) || (kind == "legacy-barrier" && op && kinds.legacy(op->stream))) {
+          found = true;
+          break;
+        }
+      }
+      if (found) break;
+    }
+    if (!found) throw WhatIfError(fmt::format("drop kind={}: the run has no such synchronisation", kind));
   }
 }
 
@@ -120,11 +174,11 @@ void parse_what_if(const std::string& line, WhatIf& out) {
                           kv["kind"] + "'");
       out.drop_kinds.insert(kv["kind"]);
     } else {
-      out.drop.insert({static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("seq", need("seq"))});
+      out.drop.insert({rank_number(need("rank")), number("seq", need("seq"))});
     }
   } else if (verb == "add-wait") {
     allow({"rank", "after", "before"});
-    AddedWait a{static_cast<int>(number("rank", need("rank")) & 0x7fffffff), number("after", need("after")),
+    AddedWait a{rank_number(need("rank")), number("after", need("after")),
                 number("before", need("before"))};
     if (a.after_seq >= a.before_seq)
       throw WhatIfError("add-wait: the operation after= must be issued before the one before=");

@@ -35,6 +35,7 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   const std::vector<int> ranks = number_ranks(trace_files, declared, numbering_warnings);
 
   CollectiveMatcher collectives(CollectiveMatcher::Clocks::Projected, /*replicated=*/true);
+  collectives.set_ranks(static_cast<uint32_t>(trace_files.size()));
   std::vector<RankRun> runs;
   for (size_t i = static_cast<size_t>(me); i < trace_files.size(); i += static_cast<size_t>(processes)) {
     RankRun run;

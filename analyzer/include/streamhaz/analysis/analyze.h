@@ -4,8 +4,9 @@
 #include <cstdint>
 #include <functional>
 #include <set>
-#include <utility>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
@@ -55,11 +56,21 @@ struct RankRecords {
   int rank = 0;
   std::string path;  // where the records came from, for reports
   std::vector<trace::Record> records;
+  bool truncated = false;  // the trace was cut off: what the process did last is not here
+};
+
+// Memory ran out (std::bad_alloc: a process limit such as `ulimit -v`, or a trace far beyond
+// this machine) while `doing` ("checking", "reading") a trace: which file, at which record.
+class OutOfMemory : public std::runtime_error {
+ public:
+  OutOfMemory(const std::string& doing, const std::string& file, uint64_t record)
+      : std::runtime_error("out of memory while " + doing + " " + file + " at record " + std::to_string(record)) {}
 };
 
 // Reads every file (one per rank, any order) and runs the happens-before race check.
-// Throws trace::TraceError for unreadable or corrupt input; truncated files are analysed up
-// to their last whole chunk and noted in AnalysisResult::warnings and ::traces.
+// Throws trace::TraceError for unreadable or corrupt input, OutOfMemory when memory runs out;
+// truncated files are analysed up to their last whole chunk and noted in
+// AnalysisResult::warnings and ::traces.
 AnalysisResult analyze(const std::vector<std::string>& trace_files, const AnalysisOptions& options = {});
 // The same check over records already in memory (ranks as given; no timing backfill).
 AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const AnalysisOptions& options = {});

@@ -107,6 +107,7 @@ struct TraceSummary {
   // A trace of the exact tier: kernels whose footprint is only their pointer arguments (launches
   // its steady phase ran bare, graph nodes, launches whose instrumentation reported nothing).
   uint64_t exact_tier_pointer_only = 0;
+  std::string strings_cut_note;  // names cut to their first 64 KiB (TraceReader), "" for none
 };
 
 struct AnalysisResult {

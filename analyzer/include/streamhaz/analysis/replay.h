@@ -20,9 +20,11 @@
 namespace streamhaz::analysis {
 
 // Reads every trace (one per rank) into memory, at most `max_records` records each; `cut`
-// is set when a trace had more. Ranks are numbered as analyze() numbers them.
+// is set when a trace had more. Ranks are numbered as analyze() numbers them. `warnings` gets
+// what check would say about reading them (truncated traces, names cut). Throws
+// trace::TraceError for bad input, OutOfMemory when the records do not fit.
 std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, uint64_t max_records = UINT64_MAX,
-                                  bool* cut = nullptr);
+                                  bool* cut = nullptr, std::vector<std::string>* warnings = nullptr);
 
 // --- what-ifs ----------------------------------------------------------------------------
 
@@ -78,6 +80,12 @@ class WhatIfError : public std::runtime_error {
 void parse_what_if(const std::string& line, WhatIf& out);
 // The lines of a what-if spec as parse_what_if reads them.
 std::string format_what_if(const WhatIf& w);
+
+// Throws WhatIfError for an edit that names nothing in `run`: a rank it does not have, a seq
+// that is no synchronisation (drop) or operation (add-wait) of that rank, a kind of
+// synchronisation it never calls. An edit of nothing would predict a confident "+0.00 %".
+// (Scales are matched by the Replayer: scales_any.)
+void check_what_if_targets(const std::vector<RankRecords>& run, const WhatIf& w);
 
 // `drop kind=legacy-barrier`: every legacy-stream operation goes into `w.drop` (its record
 // stays; the replay and the race check skip its implicit barrier, keeping its stream order).
@@ -145,6 +153,8 @@ class Replayer {
   Schedule run_unchanged() const;
 
   std::vector<std::string> notes() const;  // how durations were obtained, steps found...
+  // Does the scale act on any operation of the run (its stream and kernel patterns match)?
+  bool scales_any(const DurationScale& s) const;
   const std::vector<RankRecords>& records() const;
   std::string stream_name(int rank_index, trace::StreamId s) const;
 

@@ -26,11 +26,18 @@ class TraceError : public std::runtime_error {
   TraceError(const std::string& file, uint64_t offset, const std::string& what);
   const std::string& file() const { return file_; }
   uint64_t offset() const { return offset_; }
+  const std::string& reason() const { return reason_; }  // what, without file and offset
 
  private:
   std::string file_;
   uint64_t offset_;
+  std::string reason_;
 };
+
+// Names (string records) and kernel parameter bytes longer than this keep only their first
+// kMaxStringBytes bytes: no real name comes near it, and CUDA passes at most 32 KiB of
+// parameters to a kernel.
+inline constexpr size_t kMaxStringBytes = 64 * 1024;
 
 class TraceReader {
  public:
@@ -54,12 +61,16 @@ class TraceReader {
   uint64_t records_lost() const { return records_lost_; }
   bool clean_end() const { return saw_end_; }
   uint64_t records_read() const { return records_read_; }
+  // Strings cut to kMaxStringBytes so far, and the one sentence that says so ("" when none).
+  uint64_t strings_cut() const { return strings_cut_; }
+  std::string strings_cut_note() const;
   uint64_t chunks_read() const { return chunks_read_; }
   uint64_t file_bytes() const { return file_bytes_; }
   const std::string& path() const { return path_; }
 
  private:
   bool load_chunk();
+  uint64_t whole_payload_before(uint64_t available, uint32_t crc);
   void inflate_payload(uint32_t records);
   [[noreturn]] void fail_in_payload(uint64_t pos, const std::string& what);
   [[noreturn]] void fail(uint64_t offset, const std::string& what) const;
@@ -90,6 +101,7 @@ class TraceReader {
   bool saw_end_ = false;
   std::string truncation_;
   uint64_t records_read_ = 0;
+  uint64_t strings_cut_ = 0;
   uint64_t records_lost_ = 0;
   uint64_t chunks_read_ = 0;
 };
