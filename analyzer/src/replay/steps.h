@@ -11,9 +11,10 @@
 
 namespace streamhaz::analysis {
 
-// The operations (by seq) of each instance of range `name`, in issue order. An instance
-// starts where the first path seen below the range comes again after other paths (a step's
-// first operation is issued directly in it, or in its first sub-range). Empty if no
+// The operations (by seq) of each instance of the outermost range `name`, in issue order. An
+// instance starts where the first sub-range seen directly below it (or the range itself, for
+// operations issued in it) comes again after others, or after operations outside the range.
+// Ranges nested deeper, a framework's own included, never start an instance. Empty if no
 // operation was issued inside the range.
 std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& records, const std::string& name);
 

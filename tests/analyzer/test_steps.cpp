@@ -1,0 +1,73 @@
+// Training steps from NVTX ranges (analyzer/src/replay/steps.h): instances of the outermost range,
+// told apart by its first sub-range, whatever ranges a framework opens inside it.
+#include <catch2/catch.hpp>
+
+#include "replay/steps.h"
+#include "scenario.h"
+
+using namespace streamhaz::testing;
+
+namespace {
+
+// `iterations` steps shaped like DeepSpeed's: the script's range "step" around forward, backward
+// and the engine's own "step", each with ranges of their own that come and go several times.
+std::vector<streamhaz::trace::Record> deepspeed_like(int iterations, bool op_outside_between) {
+  TraceBuilder run(1);
+  RankTraceBuilder& r = run.rank(0);
+  const StreamId s = r.stream("compute");
+  const uint64_t buf = r.alloc(4096);
+  for (int i = 0; i < iterations; ++i) {
+    r.push_range("step");
+    r.push_range("forward");
+    r.memset(s, buf, 64);
+    for (int layer = 0; layer < 3; ++layer) {  // sub-ranges that come back within the forward
+      r.push_range("linear");
+      r.memset(s, buf, 64);
+      r.pop_range();
+      r.memset(s, buf, 64);
+    }
+    r.pop_range();
+    r.push_range("backward");
+    r.push_range("average_tensor");
+    r.memset(s, buf, 64);
+    r.pop_range();
+    r.pop_range();
+    r.push_range("step");  // the engine's own range named like the script's
+    r.memset(s, buf, 64);
+    r.pop_range();
+    r.pop_range();
+    if (op_outside_between) r.memset(s, buf, 64);
+  }
+  return r.records();
+}
+
+}  // namespace
+
+TEST_CASE("steps: nested ranges a framework opens inside a step start no instance", "[replay][steps]") {
+  for (bool outside : {false, true}) {
+    CAPTURE(outside);
+    const auto steps = streamhaz::analysis::find_steps(deepspeed_like(10, outside), "step");
+    REQUIRE(steps.size() == 10);
+    for (const auto& s : steps) CHECK(s.size() == 9);  // 7 in the forward, 1 backward, 1 engine step
+  }
+}
+
+TEST_CASE("steps: a range found deeper in the path (under a framework's root range)", "[replay][steps]") {
+  TraceBuilder run(1);
+  RankTraceBuilder& r = run.rank(0);
+  const StreamId s = r.stream("compute");
+  const uint64_t buf = r.alloc(4096);
+  r.push_range("train");
+  for (int i = 0; i < 3; ++i) {
+    r.push_range("step");
+    r.memset(s, buf, 64);
+    r.push_range("optimizer");
+    r.memset(s, buf, 64);
+    r.pop_range();
+    r.pop_range();
+  }
+  r.pop_range();
+  const auto steps = streamhaz::analysis::find_steps(r.records(), "step");
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[0].size() == 2);
+}
