@@ -41,6 +41,7 @@ struct CheckOptions {
   std::string step_range = "step";
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
   bool full_stacks = false;
+  bool sync_notes = false;
   std::string source_root;
   unsigned jobs = 0;             // threads checking ranks at once; 0: every core where threads pay
   uint64_t memory_limit_mib = 0;  // 0: none
@@ -203,6 +204,7 @@ int run_check(const CheckOptions& o) {
   // Stacks, allocation sites and stream origins of what is reported (traces with stacks).
   analysis::attach_stacks(input.analysis);
   input.full_stacks = o.full_stacks;
+  input.sync_notes = o.sync_notes;
   input.source_root = o.source_root;
   report::apply_suppressions(rules, input);
 
@@ -289,6 +291,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
       ->type_name("FILE")
       ->excludes(no_sync);  // --no-sync skips the pass that finds it: nothing would be written
+  cmd->add_flag("--sync-notes", o->sync_notes,
+                "Text report: one note per synchronisation site judged, and the minimal synchronisation even "
+                "without an over-synchronisation finding (by default one line says how many sites were judged; "
+                "the JSON report always has both)");
   cmd->add_flag("--full-stacks", o->full_stacks,
                 "Text report: show every stack frame (torch internals, the Python standard library, CUDA and "
                 "system libraries are folded by default)");

@@ -1,5 +1,6 @@
 #include "streamhaz/report/text_report.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
@@ -200,8 +201,18 @@ std::string summary_line(const ReportInput& input) {
 
 void write_text_report(std::ostream& out, const ReportInput& input) {
   for (const Finding& f : input.analysis.findings) write_finding(out, f, input.full_stacks);
-  for (const std::string& n : input.analysis.sync_notes) out << "note: " << printable(n) << "\n";
-  if (!input.analysis.minimal_sync.empty()) {
+  const auto& a = input.analysis;
+  const size_t oversync = std::count_if(a.findings.begin(), a.findings.end(),
+                                        [](const Finding& f) { return f.kind == FindingKind::OverSync; });
+  if (input.sync_notes)
+    for (const std::string& n : a.sync_notes) out << "note: " << printable(n) << "\n";
+  else if (!a.sync_notes.empty())
+    out << fmt::format("over-synchronisation: {} judged, {} ({} lists every verdict{})\n",
+                       plural(a.sync_notes.size() + oversync, "synchronisation site", "synchronisation sites"),
+                       oversync ? plural(oversync, "finding", "findings") : std::string("no finding"),
+                       "--sync-notes", oversync ? "" : " and the minimal synchronisation");
+  // The minimal synchronisation is what an over-synchronisation finding asks for: shown with one.
+  if (!a.minimal_sync.empty() && (input.sync_notes || oversync)) {
     out << "Minimal synchronisation (event waits that order every conflicting pair the run orders):\n";
     for (const std::string& a : input.analysis.minimal_sync) out << "  " << printable(a) << "\n";
   }

@@ -30,6 +30,10 @@ struct ReportInput {
   // Text report: show every stack frame (torch internals, the Python standard library, CUDA
   // and system libraries) instead of folding them (check --full-stacks).
   bool full_stacks = false;
+  // Text report: one line per synchronisation site judged (the over-synchronisation notes) and
+  // the minimal synchronisation even without an over-synchronisation finding (check
+  // --sync-notes); by default a clean run's report says how many sites were judged in one line.
+  bool sync_notes = false;
   // SARIF: source files under this folder are given relative to it, so that code scanning
   // links them to the repository (check --source-root); "" leaves paths as traced.
   std::string source_root;
