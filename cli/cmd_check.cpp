@@ -7,13 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include "analysis_flags.h"
 #include "commands.h"
 #include "memory_limit.h"
 #include "messages.h"
 #include "output_file.h"
 #include "streamhaz/analysis/analyze.h"
-#include "streamhaz/analysis/attribution.h"
-#include "streamhaz/analysis/sync.h"
+#include "streamhaz/analysis/check.h"
 #include "streamhaz/report/json_report.h"
 #include "streamhaz/report/sarif_report.h"
 #include "streamhaz/report/suppressions.h"
@@ -32,18 +32,11 @@ struct CheckOptions {
   bool force = false;
   std::string suppressions;
   std::string fail_on = "races,oversync,truncated";
-  bool per_thread_host = false;
-  std::string kernels;
-  bool no_sync = false;
-  uint64_t sync_window = analysis::SyncOptions{}.window_records;
-  uint64_t sync_window_syncs = analysis::SyncOptions{}.window_syncs;
-  double min_cost_pct = 1.0;
-  std::string step_range = "step";
+  AnalysisFlags analysis;
   std::string minimal_sync_out;  // write the minimal synchronisation as a what-if spec
   bool full_stacks = false;
   bool sync_notes = false;
   std::string source_root;
-  unsigned jobs = 0;             // threads checking ranks at once; 0: every core where threads pay
   uint64_t memory_limit_mib = 0;  // 0: none
 };
 
@@ -170,7 +163,7 @@ int run_check(const CheckOptions& o) {
   // The outputs are made now, so that one that cannot be written is refused before a possibly
   // long analysis, not after it; never over an input.
   std::vector<std::string> inputs = files;
-  for (const std::string* side : {&o.suppressions, &o.kernels})
+  for (const std::string* side : {&o.suppressions, &o.analysis.kernels})
     if (!side->empty()) inputs.push_back(*side);
   std::optional<OutputFile> report_file, minimal_sync_file;
   try {
@@ -180,29 +173,11 @@ int run_check(const CheckOptions& o) {
     return usage_error(e.what());
   }
 
-  analysis::AnalysisOptions options;
-  options.per_thread_host = o.per_thread_host;
-  options.kernels = o.kernels;
-  options.jobs = o.jobs;
+  analysis::CheckResult result = analysis::check(check_request(o.analysis, files));
+  if (minimal_sync_file && !write_output(*minimal_sync_file, analysis::format_what_if(result.minimal_sync)))
+    return kExitUsage;
   report::ReportInput input;
-  input.analysis = analysis::analyze(files, options);
-  if (!o.no_sync) {
-    // Over-synchronisation, the minimal synchronisation, and each race's manifestation.
-    analysis::SyncOptions sync;
-    sync.window_records = o.sync_window;
-    sync.window_syncs = o.sync_window_syncs;
-    sync.min_cost = o.min_cost_pct / 100.0;
-    sync.replay.step_range = o.step_range;
-    analysis::SyncReport rep = analysis::analyze_sync(files, options, sync, &input.analysis.findings);
-    for (analysis::Finding& f : rep.findings) input.analysis.findings.push_back(std::move(f));
-    for (std::string& w : rep.warnings) input.analysis.warnings.push_back(std::move(w));
-    input.analysis.sync_notes = std::move(rep.notes);
-    input.analysis.minimal_sync = std::move(rep.advice);
-    if (minimal_sync_file && !write_output(*minimal_sync_file, analysis::format_what_if(rep.minimal)))
-      return kExitUsage;
-  }
-  // Stacks, allocation sites and stream origins of what is reported (traces with stacks).
-  analysis::attach_stacks(input.analysis);
+  input.analysis = std::move(result.analysis);
   input.full_stacks = o.full_stacks;
   input.sync_notes = o.sync_notes;
   input.source_root = o.source_root;
@@ -255,38 +230,12 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ->type_name("KINDS")
       ->check(CLI::Validator(check_fail_on, "{races,possible,oversync,truncated,all,none}", "fail-on kinds"))
       ->capture_default_str();
-  cmd->add_option("--kernels", o->kernels,
-                  "kernels.json from `streamhaz kernels scan`: static footprints for the kernels it summarises "
-                  "(traces from `streamhaz run --footprints static`)")
-      ->type_name("FILE");
-  cmd->add_option("-j,--jobs", o->jobs,
-                  "Threads that check ranks at once (0: every core from 16 ranks on, one below); the findings and "
-                  "their order do not depend on it")
-      ->check(CLI::Range(0u, 4096u))
-      ->capture_default_str();
   cmd->add_option("--memory-limit", o->memory_limit_mib,
                   "At most this many MiB for the check (0: no limit); past it, one error naming the trace and "
                   "record, exit 2")
       ->type_name("MIB")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
-  cmd->add_flag("--per-thread-host", o->per_thread_host,
-                "Give each host thread its own clock instead of one per process in observed API order");
-  auto* no_sync = cmd->add_flag("--no-sync", o->no_sync,
-                "Skip the over-synchronisation pass, the minimal synchronisation and race manifestation");
-  cmd->add_option("--sync-window", o->sync_window,
-                  "Records per trace the over-synchronisation pass reads (it holds them in memory)")
-      ->check(CLI::Range(uint64_t{1000}, uint64_t{100000000}))
-      ->capture_default_str();
-  cmd->add_option("--sync-window-syncs", o->sync_window_syncs,
-                  "Synchronisations per trace the over-synchronisation pass judges (it re-checks the window for each)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}))
-      ->capture_default_str();
-  cmd->add_option("--oversync-min-cost", o->min_cost_pct,
-                  "Per cent of the step time an over-synchronisation must cost to be a finding")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step (for step times)")
-      ->capture_default_str();
+  auto* no_sync = add_analysis_flags(cmd, o->analysis);
   cmd->add_option("--minimal-sync", o->minimal_sync_out,
                   "Write the minimal synchronisation as a what-if spec for `streamhaz replay --what-if @FILE`")
       ->type_name("FILE")

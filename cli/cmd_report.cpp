@@ -6,11 +6,11 @@
 #include <memory>
 #include <optional>
 
+#include "analysis_flags.h"
 #include "commands.h"
 #include "messages.h"
 #include "output_file.h"
-#include "streamhaz/analysis/analyze.h"
-#include "streamhaz/analysis/attribution.h"
+#include "streamhaz/analysis/check.h"
 #include "streamhaz/report/html_report.h"
 #include "streamhaz/report/suppressions.h"
 #include "streamhaz/report/text_report.h"
@@ -25,7 +25,7 @@ struct ReportOptions {
   std::string output;
   bool force = false;
   std::string suppressions;
-  bool per_thread_host = false;
+  AnalysisFlags analysis;
   uint64_t detail_ops = report::HtmlReportOptions{}.detail_ops;
 };
 
@@ -44,7 +44,8 @@ int run_report(const ReportOptions& o) {
   std::optional<OutputFile> file;
   if (!to_stdout) {
     std::vector<std::string> inputs = files;
-    if (!o.suppressions.empty()) inputs.push_back(o.suppressions);
+    for (const std::string* side : {&o.suppressions, &o.analysis.kernels})
+      if (!side->empty()) inputs.push_back(*side);
     try {
       file.emplace(o.output, o.force, inputs);
     } catch (const std::runtime_error& e) {
@@ -52,11 +53,9 @@ int run_report(const ReportOptions& o) {
     }
   }
 
-  analysis::AnalysisOptions options;
-  options.per_thread_host = o.per_thread_host;
+  // The same pipeline as check: the race check, over-synchronisation, stacks; then suppressions.
   report::ReportInput input;
-  input.analysis = analysis::analyze(files, options);
-  analysis::attach_stacks(input.analysis);
+  input.analysis = analysis::check(check_request(o.analysis, files)).analysis;
   report::apply_suppressions(rules, input);
   const report::Timeline timeline = report::load_timeline(input.analysis.traces);
 
@@ -94,8 +93,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "The HTML file to write (- for standard output)")->type_name("FILE")->required();
   cmd->add_flag("--force", o->force, "Replace the --output file if it exists (never an input)");
   cmd->add_option("--suppressions", o->suppressions, "File of rules hiding known findings (as for check)")->type_name("FILE");
-  cmd->add_flag("--per-thread-host", o->per_thread_host,
-                "Give each host thread its own clock instead of one per process in observed API order");
+  add_analysis_flags(cmd, o->analysis);
   cmd->add_option("--detail-ops", o->detail_ops,
                   "Operations drawn one by one; beyond this, those nearest the findings are and the rest are "
                   "aggregated into time bins per stream")
