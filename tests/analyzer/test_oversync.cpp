@@ -12,6 +12,7 @@ namespace {
 
 using analysis::FindingKind;
 using analysis::SyncReport;
+using analysis::SyncJudgement;
 
 SyncReport sync_report(const TraceBuilder& run, std::vector<Finding>* races = nullptr) {
   const auto dir = fresh_dir();
@@ -64,7 +65,7 @@ TEST_CASE("oversync: a wait that orders no conflicting pair and stalls is a find
   CHECK(f.detail.find("step of 200.0 µs without it") != std::string::npos);
   // The needed wait is named as such and is no finding.
   bool protects = false;
-  for (const auto& v : rep.verdicts) protects |= v.verdict == "protects";
+  for (const auto& v : rep.verdicts) protects |= v.verdict == SyncJudgement::Protects;
   CHECK(protects);
 }
 
@@ -238,7 +239,7 @@ TEST_CASE("oversync: a legacy-stream barrier that orders a conflicting pair is n
   const SyncReport rep = legacy_barrier_report(true);
   CHECK(rep.findings.empty());
   bool protects = false;
-  for (const auto& v : rep.verdicts) protects |= v.verdict == "protects" && v.what.find("implicit barrier") != std::string::npos;
+  for (const auto& v : rep.verdicts) protects |= v.verdict == SyncJudgement::Protects && v.what.find("implicit barrier") != std::string::npos;
   CHECK(protects);
 }
 
@@ -274,7 +275,7 @@ TEST_CASE("oversync: a host synchronisation after a kernel given a pointer into 
     r0.kernel(s, "next", {}, 10);
     const SyncReport rep = sync_report(run);
     REQUIRE(rep.verdicts.size() == 1);
-    CHECK(rep.verdicts[0].verdict == (mapped ? "host-read" : "redundant"));
+    CHECK(rep.verdicts[0].verdict == (mapped ? SyncJudgement::HostRead : SyncJudgement::Redundant));
   }
 }
 

@@ -65,7 +65,16 @@ double factor_of(const std::string& v) {
   return f;
 }
 
-const std::set<std::string> kSyncKinds = {"wait", "event-sync", "stream-sync", "device-sync", "legacy-barrier"};
+struct SyncKindFacts {
+  SyncKind kind;
+  const char* name;
+  bool host;
+};
+constexpr SyncKindFacts kSyncKinds[] = {
+#define STREAMHAZ_SYNC_FACTS(kind, name, host) {SyncKind::kind, name, host},
+    STREAMHAZ_SYNC_KINDS(STREAMHAZ_SYNC_FACTS)
+#undef STREAMHAZ_SYNC_FACTS
+};
 
 std::string quoted(const std::string& s) {
   return s.find_first_of(" \t#") == std::string::npos && !s.empty() ? s : "\"" + s + "\"";
@@ -73,16 +82,31 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-const char* sync_kind(const trace::Record& r) {
-  if (std::holds_alternative<trace::EventWait>(r)) return "wait";
-  if (std::holds_alternative<trace::EventSync>(r)) return "event-sync";
-  if (std::holds_alternative<trace::StreamSync>(r)) return "stream-sync";
-  if (std::holds_alternative<trace::DeviceSync>(r)) return "device-sync";
-  return nullptr;
+const char* to_string(SyncKind k) { return kSyncKinds[static_cast<size_t>(k)].name; }
+bool blocks_host(SyncKind k) { return kSyncKinds[static_cast<size_t>(k)].host; }
+
+std::optional<SyncKind> sync_kind_named(std::string_view name) {
+  for (const SyncKindFacts& f : kSyncKinds)
+    if (name == f.name) return f.kind;
+  return std::nullopt;
+}
+
+std::string sync_kind_names() {
+  std::string names;
+  for (const SyncKindFacts& f : kSyncKinds) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
+std::optional<SyncKind> sync_kind(const trace::Record& r) {
+  if (std::holds_alternative<trace::EventWait>(r)) return SyncKind::Wait;
+  if (std::holds_alternative<trace::EventSync>(r)) return SyncKind::EventSync;
+  if (std::holds_alternative<trace::StreamSync>(r)) return SyncKind::StreamSync;
+  if (std::holds_alternative<trace::DeviceSync>(r)) return SyncKind::DeviceSync;
+  return std::nullopt;
 }
 
 void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w) {
-  if (!w.drop_kinds.count("legacy-barrier")) return;
+  if (!w.drop_kinds.count(SyncKind::LegacyBarrier)) return;
   for (const RankRecords& rr : run) {
     const StreamKinds kinds = stream_kinds(rr.records);
     for (const trace::Record& r : rr.records)
@@ -117,21 +141,21 @@ void check_what_if_targets(const std::vector<RankRecords>& run, const WhatIf& w)
                                     rank, seq));
   }
   for (const AddedWait& a : w.add) rank_records(a.rank);  // seqs: apply_edits says which is missing
-  for (const std::string& kind : w.drop_kinds) {
+  for (const SyncKind kind : w.drop_kinds) {
     bool found = false;
     for (const RankRecords& rr : run) {
       const StreamKinds kinds = stream_kinds(rr.records);
       for (const trace::Record& r : rr.records) {
-        const char* k = sync_kind(r);
+        const std::optional<SyncKind> k = sync_kind(r);
         const trace::OpCommon* op = trace::op_common(r);
-        if ((k && kind == k) || (kind == "legacy-barrier" && op && kinds.legacy(op->stream))) {
+        if (k == kind || (kind == SyncKind::LegacyBarrier && op && kinds.legacy(op->stream))) {
           found = true;
           break;
         }
       }
       if (found) break;
     }
-    if (!found) throw WhatIfError(fmt::format("drop kind={}: the run has no such synchronisation", kind));
+    if (!found) throw WhatIfError(fmt::format("drop kind={}: the run has no such synchronisation", to_string(kind)));
   }
 }
 
@@ -169,10 +193,9 @@ void parse_what_if(const std::string& line, WhatIf& out) {
     allow({"rank", "seq", "kind"});
     if (kv.count("kind")) {
       if (kv.size() != 1) throw WhatIfError("'drop kind=' takes no other key");
-      if (!kSyncKinds.count(kv["kind"]))
-        throw WhatIfError("kind= is one of wait, event-sync, stream-sync, device-sync, legacy-barrier, found '" +
-                          kv["kind"] + "'");
-      out.drop_kinds.insert(kv["kind"]);
+      const std::optional<SyncKind> kind = sync_kind_named(kv["kind"]);
+      if (!kind) throw WhatIfError("kind= is one of " + sync_kind_names() + ", found '" + kv["kind"] + "'");
+      out.drop_kinds.insert(*kind);
     } else {
       out.drop.insert({rank_number(need("rank")), number("seq", need("seq"))});
     }
@@ -211,7 +234,7 @@ void parse_what_if(const std::string& line, WhatIf& out) {
 
 std::string format_what_if(const WhatIf& w) {
   std::ostringstream out;
-  for (const std::string& k : w.drop_kinds) out << "drop kind=" << k << "\n";
+  for (const SyncKind k : w.drop_kinds) out << "drop kind=" << to_string(k) << "\n";
   for (const auto& [rank, seq] : w.drop) out << "drop rank=" << rank << " seq=" << seq << "\n";
   for (const AddedWait& a : w.add)
     out << "add-wait rank=" << a.rank << " after=" << a.after_seq << " before=" << a.before_seq << "\n";
@@ -271,12 +294,12 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
       const bool belongs = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
                            std::holds_alternative<trace::StringDef>(r);
       if (!belongs) flush();
-      if (const char* kind = sync_kind(r)) {
+      if (const std::optional<SyncKind> kind = sync_kind(r)) {
         uint64_t seq = std::visit([](const auto& x) -> uint64_t {
           if constexpr (requires { x.seq; }) return x.seq;
           else return 0;
         }, r);
-        if (w.drop_kinds.count(kind) || w.drop.count({in.rank, seq})) continue;
+        if (w.drop_kinds.count(*kind) || w.drop.count({in.rank, seq})) continue;
       }
       if (const trace::OpCommon* op = trace::op_common(r)) {
         if (auto it = wait_before.find(op->seq); it != wait_before.end())

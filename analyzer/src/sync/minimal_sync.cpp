@@ -75,7 +75,7 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
         ops[op->seq] = OpAt{y, c[y], c};
         continue;
       }
-      const char* kind = sync_kind(r);
+      const bool kind = sync_kind(r).has_value();
       const uint64_t seq = std::visit([](const auto& x) -> uint64_t {
         if constexpr (requires { x.seq; }) return x.seq;
         else return 0;

@@ -84,17 +84,20 @@ std::vector<std::vector<std::pair<int64_t, int64_t>>> stall_windows(const std::v
   return windows;
 }
 
-const char* verdict_text(const std::string& v) {
-  if (v == "redundant") return "orders no conflicting pair that nothing else orders";
-  if (v == "protects") return "orders conflicting pairs nothing else orders";
-  if (v == "may-protect") return "may order kernels without footprint (or work past the analysed window) that nothing else orders";
-  if (v == "host-read") return "the host's wait for a copy to host memory it may read";
+const char* verdict_text(SyncJudgement v) {
+  switch (v) {
+    case SyncJudgement::Redundant: return "orders no conflicting pair that nothing else orders";
+    case SyncJudgement::Protects: return "orders conflicting pairs nothing else orders";
+    case SyncJudgement::MayProtect:
+      return "may order kernels without footprint (or work past the analysed window) that nothing else orders";
+    case SyncJudgement::HostRead: return "the host's wait for a copy to host memory it may read";
+  }
   return "";
 }
 
 struct Group {
   std::vector<const SyncSite*> sites;
-  std::string verdict;
+  SyncJudgement verdict = SyncJudgement::Redundant;
   PairSet protected_pairs;
   uint64_t pairs = 0;
   std::set<std::pair<int, uint64_t>> unfootprinted;
@@ -102,13 +105,23 @@ struct Group {
 
 }  // namespace
 
+const char* to_string(SyncJudgement j) {
+  switch (j) {
+    case SyncJudgement::Redundant: return "redundant";
+    case SyncJudgement::Protects: return "protects";
+    case SyncJudgement::MayProtect: return "may-protect";
+    case SyncJudgement::HostRead: return "host-read";
+  }
+  return "";
+}
+
 WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string>* advice) {
   const RunVariants v = make_variants(run, false);
   const VariantPairs base = variant_pairs(v, nullptr);
   WhatIf w;
   // Legacy-stream barriers are kept: they come with the stream an operation is issued on.
   for (const SyncSite& s : find_sync_sites(run))
-    if (!s.host_read && s.kind != "legacy-barrier") w.drop.insert({s.rank, s.seq});
+    if (!s.host_read && s.kind != SyncKind::LegacyBarrier) w.drop.insert({s.rank, s.seq});
   std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;
   PairSet need_real, need;
   new_variant_pairs(variant_pairs(v, &w, &first_byte), base, need_real, need);
@@ -160,17 +173,17 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   rep.ran = true;
 
   // Verdict of every instance.
-  std::map<std::pair<std::string, std::string>, Group> groups;
-  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, SyncJudgement>, Group> groups;
+  std::vector<std::pair<std::string, SyncJudgement>> order;
   // Group testing: dropping a set of synchronisations that orders nothing new (in any variant)
   // clears every member at once, since dropping fewer removes fewer edges; a set that does
   // orders something is split until single synchronisations are judged.
-  std::vector<std::string> verdicts(sites.size());
+  std::vector<SyncJudgement> verdicts(sites.size(), SyncJudgement::Redundant);
   std::vector<PairSet> protected_by(sites.size());
   std::vector<uint64_t> real_count(sites.size(), 0);
   std::vector<size_t> candidates;
   for (size_t i = 0; i < sites.size(); ++i) {
-    if (sites[i].host && sites[i].host_read) verdicts[i] = "host-read";
+    if (sites[i].host && sites[i].host_read) verdicts[i] = SyncJudgement::HostRead;
     else candidates.push_back(i);
   }
   std::function<void(size_t, size_t)> judge = [&](size_t lo, size_t hi) {
@@ -189,12 +202,12 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
                              new_pairs(unordered_pairs(variants.touch_read, nullptr, &w.drop), base.touch_read)})
       all.insert(p.begin(), p.end());
     if (all.empty()) {
-      for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = "redundant";
+      for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = SyncJudgement::Redundant;
       return;
     }
     if (hi - lo == 1) {
       const size_t i = candidates[lo];
-      verdicts[i] = !real.empty() ? "protects" : "may-protect";
+      verdicts[i] = !real.empty() ? SyncJudgement::Protects : SyncJudgement::MayProtect;
       real_count[i] = real.size();
       protected_by[i] = std::move(all);
       return;
@@ -206,7 +219,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 
   for (size_t i = 0; i < sites.size(); ++i) {
     const SyncSite& s = sites[i];
-    const std::string& verdict = verdicts[i];
+    const SyncJudgement verdict = verdicts[i];
     const auto gk = std::make_pair(s.key, verdict);
     auto [it, fresh] = groups.try_emplace(gk);
     if (fresh) order.push_back(gk);
@@ -263,10 +276,10 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       v.step_ns = base_schedule.step_ns;
       WhatIf w;
       for (const SyncSite* s : g.sites) w.drop.insert({s->rank, s->seq});
-      if (g.verdict == "redundant") {
+      if (g.verdict == SyncJudgement::Redundant) {
         v.step_without_ns = replay->run(apply_edits(run, w), {}, &w.drop).step_ns;
         v.finding = v.stall_ns_per_step >= static_cast<int64_t>(opt.min_cost * static_cast<double>(v.step_ns));
-      } else if (g.verdict == "protects" || g.verdict == "may-protect") {
+      } else if (g.verdict == SyncJudgement::Protects || g.verdict == SyncJudgement::MayProtect) {
         // Stronger than needed? Replace it by the minimal waits for what it protects.
         w.add = place_waits(run, g.protected_pairs, w.drop);
         PairSet left_real, left;
@@ -283,8 +296,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     if (v.finding) {
       Finding f;
       f.kind = FindingKind::OverSync;
-      const bool stronger = g.verdict != "redundant";
-      const bool barrier = first.kind == "legacy-barrier";
+      const bool stronger = g.verdict != SyncJudgement::Redundant;
+      const bool barrier = first.kind == SyncKind::LegacyBarrier;
       f.key = v.key + (stronger ? "|stronger than needed" : "|redundant");
       f.title = stronger ? fmt::format("{} is stronger than needed", v.what)
                          : fmt::format("{} protects nothing", v.what);
@@ -348,8 +361,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       else if (replay)
         cost = fmt::format("; stall {} per step", us(v.stall_ns_per_step));
       std::string extra;
-      if (g.verdict == "may-protect") extra = fmt::format(" ({} kernel(s) without footprint)", v.unfootprinted);
-      if (g.verdict == "protects") extra = fmt::format(" ({} pair(s))", v.pairs);
+      if (g.verdict == SyncJudgement::MayProtect) extra = fmt::format(" ({} kernel(s) without footprint)", v.unfootprinted);
+      if (g.verdict == SyncJudgement::Protects) extra = fmt::format(" ({} pair(s))", v.pairs);
       rep.notes.push_back(fmt::format("{} {} [{}x, {}{}]: {}{}{}", v.what, v.where, v.instances,
                                       ranks.size() == 1 ? "rank " : "ranks ",
                                       fmt::format("{}", fmt::join(ranks, ", ")), verdict_text(g.verdict), extra, cost));

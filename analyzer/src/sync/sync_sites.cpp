@@ -133,7 +133,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
           site.rank_index = ri;
           site.rank = rank;
           site.seq = op->seq;
-          site.kind = "legacy-barrier";
+          site.kind = SyncKind::LegacyBarrier;
           site.waiter = op->stream;
           site.next_op = op->seq;
           site.next_ref = ref;
@@ -152,7 +152,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
         unsynced[op->stream].push_back(i);
         continue;
       }
-      const char* kind = nullptr;
+      SyncKind kind;
       trace::StreamId waiter = 0, source = 0;
       std::vector<trace::StreamId> covered;
       std::string what, source_name;
@@ -161,7 +161,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       if (const auto* w = std::get_if<trace::EventWait>(&r)) {
         auto it = event_stream.find(w->event);
         if (it == event_stream.end() || it->second == w->stream) continue;  // no-op or same stream
-        kind = "wait";
+        kind = SyncKind::Wait;
         seq = w->seq;
         waiter = w->stream;
         source = it->second;
@@ -170,7 +170,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       } else if (const auto* e = std::get_if<trace::EventSync>(&r)) {
         auto it = event_stream.find(e->event);
         if (it == event_stream.end()) continue;
-        kind = "event-sync";
+        kind = SyncKind::EventSync;
         seq = e->seq;
         host = true;
         source = it->second;
@@ -178,7 +178,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
         source_name = names.stream(source);
         what = fmt::format("cudaEventSynchronize(event recorded on {})", source_name);
       } else if (const auto* s = std::get_if<trace::StreamSync>(&r)) {
-        kind = "stream-sync";
+        kind = SyncKind::StreamSync;
         seq = s->seq;
         host = true;
         source = s->stream;
@@ -186,7 +186,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
         source_name = names.stream(source);
         what = fmt::format("cudaStreamSynchronize({})", source_name);
       } else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) {
-        kind = "device-sync";
+        kind = SyncKind::DeviceSync;
         seq = d->seq;
         host = true;
         for (const auto& [s, ops] : unsynced)
@@ -231,7 +231,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       } else {
         wait_for_next[waiter].push_back(sites.size());
       }
-      site.key = fmt::format("oversync|{}|{}|{}|{}", kind, host ? "host" : names.stream(waiter), source_name,
+      site.key = fmt::format("oversync|{}|{}|{}|{}", to_string(kind), host ? "host" : names.stream(waiter), source_name,
                              site.prev_ref.seq ? label(site.prev_ref) : "-");
       sites.push_back(std::move(site));
     }

@@ -11,6 +11,7 @@
 
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/analysis/replay.h"
 
 namespace streamhaz::analysis {
 
@@ -39,7 +40,7 @@ struct SyncSite {
   size_t rank_index = 0;
   int rank = 0;
   uint64_t seq = 0;
-  std::string kind;           // wait, event-sync, stream-sync, device-sync, legacy-barrier
+  SyncKind kind = SyncKind::Wait;
   bool host = false;          // blocks the host (not a stream)
   trace::StreamId waiter = 0; // waits: the waiting stream
   std::string key, what, where;

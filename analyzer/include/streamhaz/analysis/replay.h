@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,11 +57,32 @@ struct BufferRotation {
   std::string name;
 };
 
+// The synchronisations a what-if can drop and the over-synchronisation pass judges, one row each:
+// enumerator, the name specs and keys use, whether it blocks the host. A legacy barrier is not a
+// record of its own but the implicit one of an operation on the legacy default stream.
+#define STREAMHAZ_SYNC_KINDS(X)               \
+  X(Wait, "wait", false)                      \
+  X(EventSync, "event-sync", true)            \
+  X(StreamSync, "stream-sync", true)          \
+  X(DeviceSync, "device-sync", true)          \
+  X(LegacyBarrier, "legacy-barrier", false)
+
+enum class SyncKind : uint8_t {
+#define STREAMHAZ_SYNC_ENUMERATOR(kind, name, host) kind,
+  STREAMHAZ_SYNC_KINDS(STREAMHAZ_SYNC_ENUMERATOR)
+#undef STREAMHAZ_SYNC_ENUMERATOR
+};
+const char* to_string(SyncKind k);
+bool blocks_host(SyncKind k);
+std::optional<SyncKind> sync_kind_named(std::string_view name);
+// "wait, event-sync, stream-sync, device-sync, legacy-barrier"
+std::string sync_kind_names();
+
 struct WhatIf {
   std::vector<std::string> lines;                // as given, for reports
   std::set<std::pair<int, uint64_t>> drop;        // synchronisations removed (rank, seq); legacy-stream
                                                   // operations: their implicit barrier
-  std::set<std::string> drop_kinds;               // wait, event-sync, stream-sync, device-sync, legacy-barrier
+  std::set<SyncKind> drop_kinds;
   std::vector<AddedWait> add;
   std::vector<DurationScale> scales;
   bool minimal_sync = false;                      // resolved by the caller into drop + add
@@ -103,9 +125,9 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
 std::vector<RankRecords> rotate_buffers(const std::vector<RankRecords>& run, const BufferRotation& spec,
                                         WhatIf& edits, std::vector<std::string>* notes = nullptr);
 
-// Is this record one of the synchronisations a what-if can drop, and which kind?
-// ("wait", "event-sync", "stream-sync", "device-sync"; nullptr otherwise.)
-const char* sync_kind(const trace::Record& r);
+// Is this record one of the synchronisations a what-if can drop, and which kind? (Never
+// LegacyBarrier: that is an operation's, see StreamKinds.)
+std::optional<SyncKind> sync_kind(const trace::Record& r);
 
 // --- the simulation ----------------------------------------------------------------------
 

@@ -23,12 +23,18 @@ struct SyncOptions {
   ReplayOptions replay;
 };
 
+// What a synchronisation does (docs/sync-and-replay.md, "Verdicts"): orders no conflicting pair
+// that nothing else orders; orders some; may order kernels without a footprint (or work past the
+// judged window); is the host's wait for a copy to host memory it may read.
+enum class SyncJudgement : uint8_t { Redundant, Protects, MayProtect, HostRead };
+const char* to_string(SyncJudgement j);  // "redundant", "protects", "may-protect", "host-read"
+
 // One synchronisation site's verdict (instances folded by key and class).
 struct SyncVerdict {
   std::string key;
   std::string what;        // "cudaStreamWaitEvent(compute stream, event recorded on reduction stream)"
   std::string where;       // "before memcpy DtoD (NVTX ?/step/backward)"
-  std::string verdict;     // "implied", "redundant", "protects", "may-protect", "host-read"
+  SyncJudgement verdict = SyncJudgement::Redundant;
   uint64_t instances = 0;
   uint64_t pairs = 0;              // conflicting pairs only it orders (protects)
   uint64_t unfootprinted = 0;      // kernels without footprint it may protect (may-protect)
