@@ -91,6 +91,7 @@ template <class C> void visit_fields(C& c, ModuleDef& r) {
 template <class C> void visit_fields(C& c, CallsiteDef& r) { c.u32("id", r.id); c.u32("parent", r.parent); c.u32("frame", r.frame); }
 // seq as a delta from the previous seq: the record it follows has (nearly) the same one.
 template <class C> void visit_fields(C& c, StackRef& r) { c.seq("seq", r.seq); c.u32("callsite", r.callsite); }
+template <class C> void visit_fields(C& c, RangeEdge& r) { c.seq("seq", r.seq); c.u32("path", r.path); c.flag("push", r.push); }
 
 // The delta state of one chunk, shared by encoder and decoder.
 struct DeltaState {

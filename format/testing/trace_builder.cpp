@@ -142,10 +142,12 @@ void RankTraceBuilder::name_buffer(uint64_t ptr, uint64_t bytes, const std::stri
 void RankTraceBuilder::push_range(const std::string& name) {
   nvtx_stack_.push_back(nvtx_stack_.empty() ? name : nvtx_stack_.back() + "/" + name);
   nvtx_ = intern(nvtx_stack_.back());
+  if (range_edges_) add(RangeEdge{next_seq(), nvtx_, true});
 }
 
 void RankTraceBuilder::pop_range() {
   if (nvtx_stack_.empty()) throw std::logic_error("pop_range without push_range");
+  if (range_edges_) add(RangeEdge{next_seq(), nvtx_, false});
   nvtx_stack_.pop_back();
   nvtx_ = nvtx_stack_.empty() ? 0 : intern(nvtx_stack_.back());
 }

@@ -73,6 +73,8 @@ std::vector<Record> one_of_each_kind() {
       CaptureBegin{116, 3, 5},
       CaptureEnd{117, 3, 5},
       GraphLaunch{{118, 3, 0}, 5},
+      RangeEdge{119, 7, true},
+      RangeEdge{120, 7, false},
       Timing{101, 1700000000123456789ull, 1700000000123466789ull},
       Timing{103, 1700000000123400000ull, 1700000000123410000ull},
   };

@@ -26,33 +26,65 @@ std::string child_below(const std::string& path, size_t range_end) {
 // Instances are told apart by the first sub-range of the outermost range alone: frameworks open
 // ranges of their own inside a step (DeepSpeed one per engine method, one of them named `step`
 // too), and whole sub-paths come back several times within one step.
+int StepFinder::feed_edge(const trace::RangeEdge& e) {
+  edges_ = true;
+  const auto path = strings_.find(e.path);
+  const bool outermost = path != strings_.end() && outermost_end(path->second, name_) == path->second.size();
+  if (open_) {
+    // An instance found without its push (open_path_ 0) ends at the first pop of the range.
+    if (!e.push && (e.path == open_path_ || (open_path_ == 0 && outermost))) open_ = false;
+    return steps_ - 1;
+  }
+  // Only the outermost range of the name opens an instance ("step", "train/step"; not "step/step").
+  if (!e.push || !outermost) return -1;
+  open_ = true;
+  open_path_ = e.path;
+  return steps_++;
+}
+
+int StepFinder::feed(const trace::Record& r) {
+  if (const auto* s = std::get_if<trace::StringDef>(&r)) {
+    strings_[s->id] = s->text;
+    return -1;
+  }
+  if (const auto* e = std::get_if<trace::RangeEdge>(&r)) return feed_edge(*e);
+  const trace::OpCommon* op = trace::op_common(r);
+  // Between a push and its pop every call belongs to the instance; without edges only operations
+  // say where they were issued.
+  if (!op) return edges_ && open_ && trace::api_seq(r) != 0 ? steps_ - 1 : -1;
+  const auto path = strings_.find(op->nvtx);
+  const size_t at = path == strings_.end() ? std::string::npos : outermost_end(path->second, name_);
+  if (edges_) {
+    if (open_) return steps_ - 1;
+    if (at == std::string::npos) return -1;
+    // Inside the range with no push seen (pushed before the tracer started): an instance of its own.
+    open_ = true;
+    open_path_ = 0;
+    return steps_++;
+  }
+  if (at == std::string::npos) {
+    have_prev_ = false;
+    return -1;
+  }
+  const std::string child = child_below(path->second, at);
+  if (!have_first_) {
+    first_ = child;
+    have_first_ = true;
+  }
+  if (child == first_ && (!have_prev_ || prev_ != first_)) ++steps_;
+  prev_ = child;
+  have_prev_ = true;
+  return steps_ - 1;
+}
+
 std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& records, const std::string& name) {
-  std::unordered_map<trace::StringId, std::string> strings;
+  StepFinder finder(name);
   std::vector<std::vector<uint64_t>> steps;
-  std::string first, prev;
-  bool have_first = false, have_prev = false;
   for (const trace::Record& r : records) {
-    if (const auto* s = std::get_if<trace::StringDef>(&r)) {
-      strings[s->id] = s->text;
-      continue;
-    }
-    const trace::OpCommon* op = trace::op_common(r);
-    if (!op) continue;
-    const std::string& path = strings[op->nvtx];
-    const size_t at = outermost_end(path, name);
-    if (at == std::string::npos) {
-      have_prev = false;
-      continue;
-    }
-    const std::string child = child_below(path, at);
-    if (!have_first) {
-      first = child;
-      have_first = true;
-    }
-    if (child == first && (!have_prev || prev != first)) steps.emplace_back();
-    if (!steps.empty()) steps.back().push_back(op->seq);
-    prev = child;
-    have_prev = true;
+    const int step = finder.feed(r);
+    if (step < 0 || !trace::op_common(r)) continue;
+    if (static_cast<size_t>(step) >= steps.size()) steps.resize(step + 1);
+    steps[step].push_back(trace::op_common(r)->seq);
   }
   return steps;
 }

@@ -11,10 +11,35 @@
 
 namespace streamhaz::analysis {
 
-// The operations (by seq) of each instance of the outermost range `name`, in issue order. An
-// instance starts where the first sub-range seen directly below it (or the range itself, for
-// operations issued in it) comes again after others, or after operations outside the range.
-// Ranges nested deeper, a framework's own included, never start an instance. Empty if no
+// Finds step instances record by record (a trace need not be held in memory). An instance is
+// one of the outermost range `name`: from its push to its pop where the trace has range edges
+// (format version 5), every operation in between belonging to it whatever thread issued it
+// (PyTorch's backward runs on its own threads, outside the script's ranges). Older traces have
+// only the operations' paths: an instance starts where the first sub-range seen directly below
+// the range (or the range itself) comes again after others, or after operations outside the
+// range. Ranges nested deeper, a framework's own included, never start an instance.
+class StepFinder {
+ public:
+  explicit StepFinder(std::string name) : name_(std::move(name)) {}
+  // Returns the index of the step the record belongs to, or -1: an operation issued inside the
+  // range, and with range edges also the edges and every other call between push and pop.
+  int feed(const trace::Record& r);
+  int steps() const { return steps_; }
+  bool range_edges() const { return edges_; }  // the trace has RangeEdge records (so far)
+
+ private:
+  std::string name_;
+  std::unordered_map<trace::StringId, std::string> strings_;
+  std::string first_, prev_;
+  bool have_first_ = false, have_prev_ = false;
+  int steps_ = 0;
+  // Range edges: the open instance's path, if one is open.
+  bool edges_ = false, open_ = false;
+  trace::StringId open_path_ = 0;
+  int feed_edge(const trace::RangeEdge& e);
+};
+
+// The operations (by seq) of each step instance (StepFinder), in issue order. Empty if no
 // operation was issued inside the range.
 std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& records, const std::string& name);
 

@@ -532,27 +532,34 @@ void Recorder::nccl_group_end_end() {
 
 void Recorder::nvtx_push(std::string_view message) {
   std::lock_guard lock(mu_);
-  ThreadState& t = quiet_thread_state();
   // A range without readable text (a library's registered string) keeps push/pop balanced
-  // but adds no segment: operations inside it show their program's path.
+  // but adds no segment: operations inside it show their program's path, and no edge is written.
   if (message.empty()) {
+    ThreadState& t = quiet_thread_state();
     t.nvtx.push_back(t.nvtx.empty() ? 0 : t.nvtx.back());
     t.nvtx_paths.push_back(t.nvtx_paths.empty() ? std::string() : t.nvtx_paths.back());
     return;
   }
+  ThreadState& t = thread_state();
   std::string path;
   if (!t.nvtx_paths.empty() && !t.nvtx_paths.back().empty()) path = t.nvtx_paths.back() + '/';
   path += message;
-  t.nvtx.push_back(intern(path));
+  const StringId id = intern(path);
+  t.nvtx.push_back(id);
   t.nvtx_paths.push_back(std::move(path));
+  emit(RangeEdge{next_seq(), id, true});
 }
 
 void Recorder::nvtx_pop() {
   std::lock_guard lock(mu_);
-  ThreadState& t = quiet_thread_state();
-  if (t.nvtx.empty()) return;  // a pop without push: ignore, as NVTX does
+  ThreadState& q = quiet_thread_state();
+  if (q.nvtx.empty()) return;  // a pop without push: ignore, as NVTX does
+  const StringId id = q.nvtx.back();
+  const bool segment = q.nvtx.size() < 2 ? id != 0 : id != q.nvtx[q.nvtx.size() - 2];
+  ThreadState& t = segment ? thread_state() : q;
   t.nvtx.pop_back();
   t.nvtx_paths.pop_back();
+  if (segment) emit(RangeEdge{next_seq(), id, false});
 }
 
 void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns) {

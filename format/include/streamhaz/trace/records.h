@@ -13,8 +13,9 @@
 namespace streamhaz::trace {
 
 // Version 2 added FootprintTier::Pointer, version 3 the call-stack records (FrameDef, ModuleDef,
-// CallsiteDef, StackRef), version 4 compressed chunks; older traces are read as they are.
-inline constexpr uint32_t kFormatVersion = 4;
+// CallsiteDef, StackRef), version 4 compressed chunks, version 5 RangeEdge; older traces are
+// read as they are.
+inline constexpr uint32_t kFormatVersion = 5;
 
 using StringId = uint32_t;  // 0: no string
 using StreamId = uint32_t;
@@ -400,13 +401,23 @@ struct StackRef {
   bool operator==(const StackRef&) const = default;
 };
 
+// An NVTX range pushed (`push`) or popped by the thread of the HostThread record before it;
+// `path` is the range's full path ("step/backward"). Operations between a push and its pop, on
+// any thread, were issued while the range was open: how steps are told apart (version 5).
+struct RangeEdge {
+  uint64_t seq = 0;
+  StringId path = 0;
+  bool push = true;
+  bool operator==(const RangeEdge&) const = default;
+};
+
 // The on-disk tag of a record is its variant index + 1: new kinds are appended, so the tags of
 // older versions keep their meaning.
 using Record = std::variant<StringDef, Meta, HostThread, StreamCreate, StreamName, EventCreate,
                             EventRecord, EventWait, EventSync, EventQuery, StreamSync, StreamQuery,
                             DeviceSync, Kernel, Memcpy, Memset, HostFunc, Nccl, Alloc, Free,
                             BufferName, Access, CaptureBegin, CaptureEnd, GraphLaunch, Timing, End,
-                            FrameDef, ModuleDef, CallsiteDef, StackRef>;
+                            FrameDef, ModuleDef, CallsiteDef, StackRef, RangeEdge>;
 
 // The on-disk tag of a record is its variant index + 1.
 inline constexpr uint8_t kRecordKindCount = std::variant_size_v<Record>;

@@ -79,8 +79,11 @@ class RankTraceBuilder {
   void free(uint64_t ptr, AllocKind kind = AllocKind::Device, StreamId stream = 0);
   void name_buffer(uint64_t ptr, uint64_t bytes, const std::string& name);
 
+  // As the tracer writes them from version 5 on: a RangeEdge at each push and pop.
   void push_range(const std::string& name);
   void pop_range();
+  // Without RangeEdge records, as tracers before version 5 wrote ranges.
+  void set_range_edges(bool on) { range_edges_ = on; }
   void host_thread(uint64_t tid);
   void host_gap(double us);  // host time between API calls
 
@@ -178,6 +181,7 @@ class RankTraceBuilder {
   uint64_t tid_ = 1;
   std::unordered_map<std::string, StringId> strings_;
   std::vector<std::string> nvtx_stack_;
+  bool range_edges_ = true;
   StringId nvtx_ = 0;
   double host_us_ = 0;
   std::unordered_map<StreamId, double> stream_free_us_;
