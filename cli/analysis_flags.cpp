@@ -17,7 +17,7 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
   auto* no_sync = cmd->add_flag("--no-sync", f.no_sync,
                                 "Skip the over-synchronisation pass, the minimal synchronisation and race manifestation");
   cmd->add_option("--sync-window", f.sync_window,
-                  "Records per trace the over-synchronisation pass reads (it holds them in memory)")
+                  "Records per trace the over-synchronisation pass judges: the steps after the warm-up that fit (it holds them in memory)")
       ->check(CLI::Range(uint64_t{1000}, uint64_t{100000000}))
       ->capture_default_str();
   cmd->add_option("--sync-window-syncs", f.sync_window_syncs,
@@ -28,7 +28,7 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
                   "Per cent of the step time an over-synchronisation must cost to be a finding")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
-  cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times)")
+  cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times and the steps the over-synchronisation pass judges)")
       ->capture_default_str();
   return no_sync;
 }

@@ -118,6 +118,7 @@ json json_report(const ReportInput& input) {
           {"findings", std::move(findings)},
           {"suppressed", std::move(suppressed)},
           {"sync_notes", a.sync_notes},
+          {"sync_scope", a.sync_scope},
           {"minimal_sync", a.minimal_sync}};
 }
 

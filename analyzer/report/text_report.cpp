@@ -204,11 +204,14 @@ void write_text_report(std::ostream& out, const ReportInput& input) {
   const auto& a = input.analysis;
   const size_t oversync = std::count_if(a.findings.begin(), a.findings.end(),
                                         [](const Finding& f) { return f.kind == FindingKind::OverSync; });
-  if (input.sync_notes)
+  if (input.sync_notes) {
+    if (!a.sync_scope.empty()) out << "note: over-synchronisation judged in " << printable(a.sync_scope) << "\n";
     for (const std::string& n : a.sync_notes) out << "note: " << printable(n) << "\n";
+  }
   else if (!a.sync_notes.empty())
-    out << fmt::format("over-synchronisation: {} judged, {} ({} lists every verdict{})\n",
+    out << fmt::format("over-synchronisation: {} judged{}, {} ({} lists every verdict{})\n",
                        plural(a.sync_notes.size() + oversync, "synchronisation site", "synchronisation sites"),
+                       a.sync_scope.empty() ? "" : " in " + printable(a.sync_scope),
                        oversync ? plural(oversync, "finding", "findings") : std::string("no finding"),
                        "--sync-notes", oversync ? "" : " and the minimal synchronisation");
   // The minimal synchronisation is what an over-synchronisation finding asks for: shown with one.

@@ -13,6 +13,7 @@ CheckResult check(const CheckRequest& request) {
     for (std::string& w : rep.warnings) out.analysis.warnings.push_back(std::move(w));
     out.analysis.sync_notes = std::move(rep.notes);
     out.analysis.minimal_sync = std::move(rep.advice);
+    out.analysis.sync_scope = std::move(rep.scope);
     out.minimal_sync = std::move(rep.minimal);
     out.sync_ran = rep.ran;
   }

@@ -250,7 +250,7 @@ TEST_CASE("replay: a legacy-stream barrier can be dropped, by seq or by kind", "
   std::filesystem::remove_all(dir);
   const analysis::Replayer replay(records);
   REQUIRE(replay.run_unchanged().step_ns == 220000);
-  for (const std::string spec : {"drop rank=0 seq=" + std::to_string(seq), std::string("drop kind=legacy-barrier")}) {
+  for (const std::string& spec : {"drop rank=0 seq=" + std::to_string(seq), std::string("drop kind=legacy-barrier")}) {
     analysis::WhatIf w;
     analysis::parse_what_if(spec, w);
     analysis::resolve_barrier_drops(records, w);
@@ -277,6 +277,84 @@ TEST_CASE("oversync: a host synchronisation after a kernel given a pointer into 
     REQUIRE(rep.verdicts.size() == 1);
     CHECK(rep.verdicts[0].verdict == (mapped ? SyncJudgement::HostRead : SyncJudgement::Redundant));
   }
+}
+
+}  // namespace streamhaz::testing
+
+namespace streamhaz::testing {
+namespace {
+
+// A run with a set-up phase of `setup_syncs` host synchronisations (an engine's initialisation),
+// then `steps` training steps in NVTX range "step": each writes X on the reduction stream, waits
+// for it on the compute stream and reads it (the wait protects), then waits again (redundant:
+// nothing after it on the compute stream needs the reduction stream).
+TraceBuilder setup_then_steps(int setup_syncs, int steps) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X"), z = r0.alloc(4096, "Z");
+  for (int i = 0; i < setup_syncs; ++i) {
+    r0.kernel(c, "init", {writes(z, 64)}, 1);
+    r0.stream_sync(c);
+  }
+  for (int i = 0; i < steps; ++i) {
+    r0.push_range("step");
+    const EventId e = r0.event(), again = r0.event();
+    r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+    r0.record(e, r);
+    r0.wait(c, e);
+    r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+    r0.record(again, r);
+    r0.wait(c, again);  // redundant
+    r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
+    r0.pop_range();
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("oversync: the training steps after the warm-up are judged, not the set-up", "[oversync][steps]") {
+  // 300 set-up synchronisations: the old window (the first 200 of the trace) judged none of the steps.
+  const SyncReport rep = sync_report(setup_then_steps(300, 4));
+  CHECK(rep.scope.find("steps 2 to 4 of 4") != std::string::npos);
+  CHECK(rep.scope.find("warm-up") != std::string::npos);
+  bool protects = false, redundant = false, setup = false;
+  for (const auto& v : rep.verdicts) {
+    protects |= v.verdict == SyncJudgement::Protects;
+    redundant |= v.verdict == SyncJudgement::Redundant && v.what.find("cudaStreamWaitEvent") != std::string::npos;
+    setup |= v.what.find("cudaStreamSynchronize") != std::string::npos;
+  }
+  CHECK(protects);
+  CHECK(redundant);
+  CHECK_FALSE(setup);  // the set-up's synchronisations are not judged
+}
+
+TEST_CASE("oversync: a wait on an event of the warm-up step is never called redundant", "[oversync][steps]") {
+  // Step 1 writes X and records an event; step 2 waits on it and reads X. The window leaves step 1's
+  // work out, so only its start fence stands for the write: the wait may protect, and is kept.
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X");
+  const EventId e = r0.event();
+  r0.push_range("step");
+  r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+  r0.record(e, r);
+  r0.kernel(c, "step1_compute", {}, 10);
+  r0.pop_range();
+  r0.push_range("step");
+  r0.wait(c, e);
+  r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+  r0.pop_range();
+  const SyncReport rep = sync_report(run);
+  std::string said = rep.scope;
+  for (const auto& line : rep.warnings) said += "\n" + line;
+  INFO(said);
+  CHECK(rep.scope.find("step 2 of 2") != std::string::npos);
+  REQUIRE(rep.verdicts.size() == 1);
+  CHECK(rep.verdicts[0].verdict != SyncJudgement::Redundant);
+  CHECK(rep.findings.empty());
 }
 
 }  // namespace streamhaz::testing

@@ -14,6 +14,7 @@
 #include "sync/minimal_sync.h"
 #include "sync/pair_check.h"
 #include "sync/sync_sites.h"
+#include "sync/sync_window.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -27,27 +28,12 @@ std::string signed_pct(int64_t value, int64_t base) {
   return fmt::format("{:+.1f} %", 100.0 * static_cast<double>(value - base) / static_cast<double>(base));
 }
 
-// Idle time of a rank's GPU work within [a, b): the window minus the union of the intervals.
-int64_t idle_within(const std::vector<std::pair<int64_t, int64_t>>& sorted, int64_t a, int64_t b) {
-  if (b <= a) return 0;
-  int64_t covered = 0, cursor = a;
-  for (const auto& [s, e] : sorted) {
-    if (s >= b) break;
-    if (e <= cursor) continue;
-    covered += std::min(e, b) - std::max(s, cursor);
-    cursor = std::min(e, b);
-    if (cursor >= b) break;
-  }
-  return (b - a) - covered;
-}
-
 // The stall a synchronisation caused in the captured run: how long it held up the next
 // operation it orders. Waits: the waiting stream's idle time until the event completed (not
 // counting time it waited for its own work or the host). Host synchronisations: how much
 // later the next operation started than its GPU-side readiness and the call allowed, i.e.
 // the GPU time lost to the blocked host (the host's own idle time costs nothing).
-int64_t measured_stall(const SyncSite& site, const Schedule& m,
-                       const std::vector<std::vector<std::pair<int64_t, int64_t>>>& busy) {
+int64_t measured_stall(const SyncSite& site, const Schedule& m) {
   const auto& syncs = m.syncs[site.rank_index];
   auto st = syncs.find(site.seq);
   if (st == syncs.end() || !site.next_op) return 0;
@@ -58,7 +44,6 @@ int64_t measured_stall(const SyncSite& site, const Schedule& m,
     return std::max<int64_t>(0, std::min(next->second.start, st->second.done) -
                                     std::max(st->second.stream_tail, next->second.issue));
   }
-  (void)busy;
   return std::max<int64_t>(0, next->second.start - std::max(next->second.ready, st->second.issue));
 }
 
@@ -145,30 +130,31 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
                         const SyncOptions& opt, std::vector<Finding>* races) {
   SyncReport rep;
   bool cut = false;
-  std::vector<RankRecords> run = load_run(trace_files, opt.window_records, &cut);
-  for (RankRecords& r : run) {
-    uint64_t syncs = 0;
-    for (size_t i = 0; i < r.records.size(); ++i)
-      if (sync_kind(r.records[i]) && ++syncs > opt.window_syncs) {
-        r.records.resize(i);
-        cut = true;
-        break;
-      }
-  }
-  if (cut)
+  WindowBudget budget;
+  budget.records = opt.window_records;
+  budget.syncs = opt.window_syncs;
+  budget.warmup_steps = opt.warmup_steps;
+  budget.step_range = opt.replay.step_range;
+  std::vector<JudgedWindow> judged;
+  std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut);
+  rep.scope = describe_windows(judged, budget);
+  const bool some_prefix = std::any_of(judged.begin(), judged.end(), [](const JudgedWindow& w) { return !w.from_steps; });
+  if (cut && some_prefix)
     rep.warnings.push_back(fmt::format(
-        "over-synchronisation: judged within the first {} records and {} synchronisations of each trace "
-        "(--sync-window, --sync-window-syncs)",
-        opt.window_records, opt.window_syncs));
+        "over-synchronisation: judged within the first {} records and {} synchronisations of each trace without "
+        "steps (--sync-window, --sync-window-syncs; NVTX range '{}' not found: --step-range names it)",
+        opt.window_records, opt.window_syncs, opt.replay.step_range));
   std::unique_ptr<Replayer> replay;
   try {
     replay = std::make_unique<Replayer>(run, opt.replay);
   } catch (const WhatIfError& e) {
     rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
   }
-  const RunVariants variants = make_variants(run, cut);
+  const RunVariants variants = make_variants(run, cut, &judged);
   const VariantPairs base = variant_pairs(variants, nullptr);
-  const std::vector<SyncSite> sites = find_sync_sites(run);
+  // The synchronisations of the judged steps: those before them are kept for their edges only.
+  std::vector<SyncSite> sites = find_sync_sites(run);
+  std::erase_if(sites, [&](const SyncSite& s) { return s.seq < judged[s.rank_index].first_seq; });
   const trace::FootprintTier tier = weakest_tier(run);
   rep.ran = true;
 
@@ -198,9 +184,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       return;
     }
     PairSet all = real;
-    for (const PairSet& p : {new_pairs(unordered_pairs(variants.touch_all, nullptr, &w.drop), base.touch_all),
-                             new_pairs(unordered_pairs(variants.touch_read, nullptr, &w.drop), base.touch_read)})
-      all.insert(p.begin(), p.end());
+    add_new_touch_pairs(variants, base, w.drop, all);
     if (all.empty()) {
       for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = SyncJudgement::Redundant;
       return;
@@ -236,14 +220,10 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 
   // Costs.
   Schedule base_schedule;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(run.size()), windows;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> windows;
   if (replay) {
     base_schedule = replay->run_unchanged();
     const Schedule& m = replay->measured();
-    for (size_t ri = 0; ri < run.size(); ++ri) {
-      for (const auto& [seq, t] : m.ops[ri]) busy[ri].push_back({t.start, t.end});
-      std::sort(busy[ri].begin(), busy[ri].end());
-    }
     rep.step_ns = m.step_ns;
     windows = stall_windows(run, m);
   }
@@ -264,7 +244,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       const Schedule& m = replay->measured();
       std::vector<int64_t> per_rank(run.size(), 0);
       for (const SyncSite* s : g.sites) {
-        const int64_t stall = measured_stall(*s, m, busy);
+        const int64_t stall = measured_stall(*s, m);
         auto next = m.ops[s->rank_index].find(s->next_op);
         const int64_t when = next != m.ops[s->rank_index].end() ? next->second.start : 0;
         if (in_windows(windows[s->rank_index], when)) per_rank[s->rank_index] += stall;

@@ -5,32 +5,66 @@
 #include <map>
 
 #include "streamhaz/analysis/replay.h"
+#include "sync/sync_window.h"
 
 namespace streamhaz::analysis {
 
-RunVariants make_variants(const std::vector<RankRecords>& run, bool fences) {
+namespace {
+
+// Which access of a touch-all kernel: what it stands for decides its mode in each variant.
+struct TouchAccess {
+  size_t record = 0;  // index in the rank's records
+  int fence = -1;     // -1: a kernel without footprint; else the fence's number in its rank
+};
+
+}  // namespace
+
+RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows) {
   RunVariants v;
   v.real = run;
-  for (const RankRecords& in : run) {
-    RankRecords out;
+  std::vector<RankRecords> all(run.size());
+  std::vector<std::vector<TouchAccess>> touches(run.size());
+  int most_fences = 0;
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const RankRecords& in = run[ri];
+    const std::vector<StartFence> none;
+    const std::vector<StartFence>& starts = windows && ri < windows->size() ? (*windows)[ri].fences : none;
+    size_t next_start = 0, index = 0;
+    RankRecords& out = all[ri];
     out.rank = in.rank;
     out.path = in.path;
     out.records.reserve(in.records.size() + in.records.size() / 4);
     uint64_t kernel = 0, max_seq = 0;
     bool footprint = false, pointer = false;
     std::map<trace::StreamId, bool> streams;
+    auto touch_access = [&](uint64_t seq, int fence) {
+      touches[ri].push_back(TouchAccess{out.records.size(), fence});
+      out.records.push_back(trace::Access{seq, 0, std::numeric_limits<uint64_t>::max(), trace::AccessMode::ReadWrite,
+                                          trace::FootprintTier::Static});
+      v.unfootprinted.insert({in.rank, seq});
+    };
     auto close_kernel = [&] {
-      if (kernel && (!footprint || pointer)) {
-        out.records.push_back(trace::Access{kernel, 0, std::numeric_limits<uint64_t>::max(),
-                                            trace::AccessMode::ReadWrite, trace::FootprintTier::Static});
-        v.unfootprinted.insert({in.rank, kernel});
-      }
+      if (kernel && (!footprint || pointer)) touch_access(kernel, -1);
       kernel = 0;
+    };
+    // Start fences are numbered from 0, end fences likewise: a start fence's write cannot hide
+    // an end fence's pairs (every window access lies between them), so fence j of each kind
+    // shares a variant.
+    int start_fences = 0, end_fences = 0;
+    auto fence = [&](trace::StreamId s, uint64_t seq, int number) {
+      trace::Kernel k;
+      k.op = trace::OpCommon{seq, s, 0};
+      out.records.push_back(k);
+      touch_access(seq, number);
+      v.fences.insert({in.rank, seq});
     };
     for (const trace::Record& r : in.records) {
       const bool own = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
                        std::holds_alternative<trace::StringDef>(r);
       if (!own) close_kernel();
+      for (; next_start < starts.size() && starts[next_start].index == index; ++next_start)
+        fence(starts[next_start].stream, starts[next_start].seq, start_fences++);
+      ++index;
       if (const auto* a = std::get_if<trace::Access>(&r); a && a->op_seq == kernel) {
         if (a->bytes == 0 || a->tier == trace::FootprintTier::Pointer) {
           pointer = true;  // extent unknown: taken as all memory
@@ -49,54 +83,58 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences) {
       }
     }
     close_kernel();
-    if (fences) {
-      for (const auto& [s, used] : streams) {
-        trace::Kernel k;
-        k.op = trace::OpCommon{++max_seq, s, 0};
-        out.records.push_back(k);
-        out.records.push_back(trace::Access{k.op.seq, 0, std::numeric_limits<uint64_t>::max(),
-                                            trace::AccessMode::ReadWrite, trace::FootprintTier::Static});
-        v.unfootprinted.insert({in.rank, k.op.seq});
-        v.fences.insert({in.rank, k.op.seq});
-      }
-    }
-    RankRecords read = out;
-    for (trace::Record& r : read.records)
-      if (auto* a = std::get_if<trace::Access>(&r); a && a->ptr == 0 && a->bytes == std::numeric_limits<uint64_t>::max())
-        a->mode = trace::AccessMode::Read;
-    v.touch_all.push_back(std::move(out));
-    v.touch_read.push_back(std::move(read));
+    for (; next_start < starts.size(); ++next_start) fence(starts[next_start].stream, starts[next_start].seq, start_fences++);
+    if (fences)
+      for (const auto& [s, used] : streams) fence(s, ++max_seq, end_fences++);
+    most_fences = std::max({most_fences, start_fences, end_fences});
   }
+  // The variants differ only in the modes of the touch-all accesses.
+  auto variant = [&](auto mode_of) {
+    std::vector<RankRecords> out = all;
+    for (size_t ri = 0; ri < out.size(); ++ri)
+      for (const TouchAccess& t : touches[ri]) std::get<trace::Access>(out[ri].records[t.record]).mode = mode_of(t);
+    return out;
+  };
+  v.touch.push_back(variant([](const TouchAccess& t) {
+    return t.fence < 0 ? trace::AccessMode::ReadWrite : trace::AccessMode::Read;
+  }));
+  v.touch.push_back(variant([](const TouchAccess&) { return trace::AccessMode::Read; }));
+  for (int j = 0; j < most_fences; ++j)
+    v.touch.push_back(variant([j](const TouchAccess& t) {
+      return t.fence == j ? trace::AccessMode::ReadWrite : trace::AccessMode::Read;
+    }));
   return v;
 }
 
 VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
                            std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte) {
   VariantPairs p;
-  if (!w) {
-    p.real = unordered_pairs(v.real, first_byte);
-    p.touch_all = unordered_pairs(v.touch_all, first_byte);
-    p.touch_read = unordered_pairs(v.touch_read, first_byte);
-    return p;
-  }
-  if (w->add.empty() && w->drop_kinds.empty()) {  // drops only: skip them, no copy
-    p.real = unordered_pairs(v.real, first_byte, &w->drop);
-    p.touch_all = unordered_pairs(v.touch_all, first_byte, &w->drop);
-    p.touch_read = unordered_pairs(v.touch_read, first_byte, &w->drop);
-    return p;
-  }
-  // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
-  p.real = unordered_pairs(apply_edits(v.real, *w), first_byte, &w->drop);
-  p.touch_all = unordered_pairs(apply_edits(v.touch_all, *w), first_byte, &w->drop);
-  p.touch_read = unordered_pairs(apply_edits(v.touch_read, *w), first_byte, &w->drop);
+  auto pairs_of = [&](const std::vector<RankRecords>& run) {
+    if (!w) return unordered_pairs(run, first_byte);
+    if (w->add.empty() && w->drop_kinds.empty()) return unordered_pairs(run, first_byte, &w->drop);  // drops only: no copy
+    // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
+    return unordered_pairs(apply_edits(run, *w), first_byte, &w->drop);
+  };
+  p.real = pairs_of(v.real);
+  for (const auto& run : v.touch) p.touch.push_back(pairs_of(run));
   return p;
 }
 
 void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all) {
   real = new_pairs(now.real, base.real);
   all = real;
-  for (const PairSet& p : {new_pairs(now.touch_all, base.touch_all), new_pairs(now.touch_read, base.touch_read)})
+  for (size_t i = 0; i < now.touch.size() && i < base.touch.size(); ++i) {
+    const PairSet p = new_pairs(now.touch[i], base.touch[i]);
     all.insert(p.begin(), p.end());
+  }
+}
+
+void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
+                         PairSet& all) {
+  for (size_t i = 0; i < v.touch.size() && i < base.touch.size(); ++i) {
+    const PairSet p = new_pairs(unordered_pairs(v.touch[i], nullptr, &drop), base.touch[i]);
+    all.insert(p.begin(), p.end());
+  }
 }
 
 PairSet unordered_pairs(const std::vector<RankRecords>& run,

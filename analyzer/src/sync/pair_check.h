@@ -18,19 +18,26 @@ using PairSet = std::set<std::tuple<int, uint64_t, uint64_t>>;  // rank, earlier
 
 struct RunVariants {
   std::vector<RankRecords> real;
-  std::vector<RankRecords> touch_all;   // such kernels read and write all memory
-  // ...and here only read it: a write replaces the last writer in shadow memory, so an
-  // earlier operation behind an unordered touch-all write is no longer paired; reads are not.
-  std::vector<RankRecords> touch_read;
-  // Per rank: seqs of kernels that touch all memory in touch_all (no footprint, pointer tier,
-  // or a fence standing for the work after a cut-off window).
+  // Runs in which some kernels touch all memory, the first two always there:
+  //  [0] kernels without footprint (or only pointer-tier accesses) read and write all memory;
+  //  [1] ...and here only read it: a write replaces the last writer in shadow memory, so an
+  //      earlier operation behind an unordered touch-all write is no longer paired; reads are not;
+  //  [2 + j] fence j of each rank writes all memory, every other touch-all kernel only reads it:
+  //      fences stand for work outside the judged window, and one fence's write would hide
+  //      another's, so each writes in a run of its own.
+  std::vector<std::vector<RankRecords>> touch;
+  // Per rank: seqs of kernels that touch all memory in `touch` (no footprint, pointer tier,
+  // or a fence standing for work outside the judged window).
   std::set<std::pair<int, uint64_t>> unfootprinted;
   std::set<std::pair<int, uint64_t>> fences;
 };
 
 // `fences`: the run was cut off; a touch-all kernel at the end of every stream stands for the
 // work that follows, so that a synchronisation whose effect outlives the window is kept.
-RunVariants make_variants(const std::vector<RankRecords>& run, bool fences);
+// `windows` (sync_window.h, one per rank, or null): touch-all kernels where the judged window left
+// out a stream's earlier work, standing for it likewise.
+RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
+                          const std::vector<struct JudgedWindow>* windows = nullptr);
 
 // `first_byte`, when given, gets the first conflicting byte of every pair.
 PairSet unordered_pairs(const std::vector<RankRecords>& run,
@@ -40,13 +47,17 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run,
 // Pairs of `now` that `base` does not have.
 PairSet new_pairs(const PairSet& now, const PairSet& base);
 
-// The unordered pairs of all three variants of a run (each edited by `w`, when given).
+// The unordered pairs of every variant of a run (each edited by `w`, when given).
 struct VariantPairs {
-  PairSet real, touch_all, touch_read;
+  PairSet real;
+  std::vector<PairSet> touch;  // as RunVariants::touch
 };
 VariantPairs variant_pairs(const RunVariants& v, const struct WhatIf* w,
                            std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr);
-// What `now` has beyond `base`, over the three variants: real pairs, and all pairs.
+// What `now` has beyond `base`, over the variants: real pairs, and all pairs.
 void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all);
+// The touch-variant pairs that dropping `drop` adds to `base`, added to `all`.
+void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
+                         PairSet& all);
 
 }  // namespace streamhaz::analysis

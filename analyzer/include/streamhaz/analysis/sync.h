@@ -14,12 +14,17 @@ namespace streamhaz::analysis {
 
 struct SyncOptions {
   // The pass holds the run in memory and re-checks it once per synchronisation (fewer when
-  // many are redundant), so it reads a window: at most this many records per rank...
+  // many are redundant), so it reads a window: the training steps after the warm-up, as many as
+  // fit at most this many records per rank...
   uint64_t window_records = 50000;
-  // ...and at most this many synchronisations per rank. Beyond the window nothing is judged;
-  // the window's end counts as work that may need anything (no unsound verdict).
+  // ...and at most this many synchronisations per rank (at least one step; a trace without
+  // steps: its start). Outside the window nothing is judged; the work before and after it counts
+  // as work that may need anything (no unsound verdict).
   uint64_t window_syncs = 200;
   double min_cost = 0.01;            // a finding must cost this share of the step time
+  // Training steps (NVTX range replay.step_range) judged start after this many: the first
+  // steps compile, allocate and warm caches (docs/sync-and-replay.md, "What is judged").
+  int warmup_steps = 1;
   ReplayOptions replay;
 };
 
@@ -53,6 +58,7 @@ struct SyncReport {
   std::vector<std::string> advice;     // the minimal synchronisation, for people
   WhatIf minimal;                      // the same, as a what-if
   int64_t step_ns = 0, minimal_step_ns = 0;
+  std::string scope;                   // what was judged: "steps 2 to 5 of 5 (NVTX range 'step', ...)"
   bool ran = false;                    // false: no GPU times or nothing to analyse
 };
 

@@ -1,0 +1,209 @@
+#include "sync/sync_window.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "analysis_parts.h"
+#include "replay/steps.h"
+#include "streamhaz/analysis/replay.h"
+#include "streamhaz/trace/reader.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+
+// What pass 1 learns of one trace: per step, where it starts and how much it holds.
+struct StepShape {
+  uint64_t first_seq = kNone, last_seq = 0;
+  uint64_t first_record = 0, last_record = 0;  // indices of the step's first and last call among the trace's records
+  uint64_t records = 0, syncs = 0;
+};
+
+struct TraceShape {
+  std::vector<StepShape> steps;
+  std::vector<uint64_t> capture_records;  // record indices of capture begins
+  uint64_t records = 0;
+  bool range_edges = false;
+};
+
+TraceShape shape_of(const std::string& file, const std::string& step_range) {
+  TraceShape t;
+  trace::TraceReader reader(file);
+  StepFinder finder(step_range);
+  trace::Record r;
+  int current = -1;  // the step the records belong to (from its first call on)
+  try {
+    while (reader.next(r)) {
+      if (trace::is_stack_record(r)) continue;
+      const uint64_t index = t.records++;
+      if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
+      const int step = finder.feed(r);
+      if (step >= 0 && step != current) {
+        current = step;
+        t.steps.resize(step + 1);
+        t.steps[step].first_record = index;
+      }
+      if (current < 0) continue;
+      StepShape& s = t.steps[current];
+      ++s.records;
+      if (step == current) s.last_record = index;
+      if (sync_kind(r)) ++s.syncs;
+      if (step == current && step >= 0) {
+        const uint64_t seq = trace::api_seq(r);
+        s.first_seq = std::min(s.first_seq, seq);
+        s.last_seq = std::max(s.last_seq, seq);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("reading", file, reader.records_read());
+  }
+  t.range_edges = finder.range_edges();
+  return t;
+}
+
+// Which steps fit the budget: from the first after the warm-up, while records and
+// synchronisations fit (at least one step).
+JudgedWindow choose(const TraceShape& t, const WindowBudget& b) {
+  JudgedWindow w;
+  w.steps = static_cast<int>(t.steps.size());
+  if (t.steps.empty()) return w;
+  const size_t first = t.steps.size() > static_cast<size_t>(b.warmup_steps) ? b.warmup_steps : 0;
+  size_t last = first;
+  uint64_t records = t.steps[first].records, syncs = t.steps[first].syncs;
+  while (last + 1 < t.steps.size() && records + t.steps[last + 1].records <= b.records &&
+         syncs + t.steps[last + 1].syncs <= b.syncs) {
+    ++last;
+    records += t.steps[last].records;
+    syncs += t.steps[last].syncs;
+  }
+  w.from_steps = true;
+  w.first_step = static_cast<int>(first) + 1;
+  w.last_step = static_cast<int>(last) + 1;
+  // With range edges the window starts where the warm-up ended, so that what a script does
+  // between steps (its timing synchronisations) is judged too. Without them a call that is not
+  // an operation belongs to no step: the window starts at the step's first operation.
+  if (t.range_edges && first > 0) {
+    w.first_seq = t.steps[first - 1].last_seq + 1;
+    w.first_record = t.steps[first - 1].last_record + 1;
+  } else {
+    w.first_seq = t.steps[first].first_seq;
+    w.first_record = t.steps[first].first_record;
+  }
+  return w;
+}
+
+// Records the judged window keeps from before it: everything but operations and what belongs
+// to them (their accesses and GPU times).
+bool state_record(const trace::Record& r) {
+  return !trace::op_common(r) && !std::holds_alternative<trace::Access>(r) && !std::holds_alternative<trace::Timing>(r);
+}
+
+// The run from its start, as far as the budgets allow (a trace without steps).
+RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cut) {
+  RankRecords rr;
+  rr.path = file;
+  trace::TraceReader reader(file);
+  trace::Record r;
+  uint64_t syncs = 0;
+  try {
+    while (reader.next(r)) {
+      if (trace::is_stack_record(r)) continue;
+      if (rr.records.size() >= b.records || (sync_kind(r) && ++syncs > b.syncs)) {
+        cut = true;
+        break;
+      }
+      rr.records.push_back(std::move(r));
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("reading", file, reader.records_read());
+  }
+  rr.truncated = reader.truncated();
+  return rr;
+}
+
+RankRecords load_window(const std::string& file, const TraceShape& shape, JudgedWindow& w, bool& cut) {
+  RankRecords rr;
+  rr.path = file;
+  const StepShape& last = shape.steps[w.last_step - 1];
+  // A graph captured before the window may be launched in it: then nothing is left out.
+  const bool keep_prefix = !shape.capture_records.empty() && shape.capture_records.front() < w.first_record;
+  std::set<trace::StreamId> fenced;
+  trace::TraceReader reader(file);
+  trace::Record r;
+  uint64_t index = 0;
+  bool past = false;  // the window's last operation was read
+  try {
+    while (reader.next(r)) {
+      if (trace::is_stack_record(r)) continue;
+      const uint64_t at = index++;
+      const trace::OpCommon* op = trace::op_common(r);
+      if (op && past) {
+        cut = true;
+        break;
+      }
+      if (at < w.first_record && !keep_prefix && !state_record(r)) {
+        if (op) {
+          ++w.left_out_operations;
+          if (fenced.insert(op->stream).second) w.fences.push_back(StartFence{rr.records.size(), op->stream, op->seq});
+        }
+        continue;
+      }
+      if (trace::api_seq(r) == last.last_seq) past = true;
+      rr.records.push_back(std::move(r));
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("reading", file, reader.records_read());
+  }
+  rr.truncated = reader.truncated();
+  return rr;
+}
+
+}  // namespace
+
+std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& files, const WindowBudget& budget,
+                                             std::vector<JudgedWindow>& windows, bool& cut) {
+  std::vector<RankRecords> run;
+  windows.clear();
+  for (const std::string& file : files) {
+    const TraceShape shape = shape_of(file, budget.step_range);
+    JudgedWindow w = choose(shape, budget);
+    run.push_back(w.from_steps ? load_window(file, shape, w, cut) : load_prefix(file, budget, cut));
+    windows.push_back(std::move(w));
+  }
+  // The numbering load_run and analyze() use.
+  std::vector<RankRecords> numbered = load_run(files, 0);
+  for (size_t i = 0; i < run.size(); ++i) run[i].rank = numbered[i].rank;
+  return run;
+}
+
+std::string describe_windows(const std::vector<JudgedWindow>& windows, const WindowBudget& budget) {
+  std::set<std::tuple<int, int, int>> shapes;
+  bool prefix = false;
+  for (const JudgedWindow& w : windows) {
+    if (w.from_steps) shapes.insert({w.first_step, w.last_step, w.steps});
+    else prefix = true;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [a, b, n] : shapes)
+    parts.push_back(fmt::format("{} of {}", a == b ? fmt::format("step {}", a) : fmt::format("steps {} to {}", a, b), n));
+  std::string text;
+  if (!parts.empty()) {
+    text = parts[0];
+    for (size_t i = 1; i < parts.size(); ++i) text += ", " + parts[i];
+    text += fmt::format(" (NVTX range '{}'", budget.step_range);
+    const bool warm = std::any_of(windows.begin(), windows.end(),
+                                  [&](const JudgedWindow& w) { return w.from_steps && w.first_step > 1; });
+    if (warm) text += fmt::format(", the first {} taken as warm-up", budget.warmup_steps == 1 ? std::string("step")
+                                                                                             : fmt::format("{} steps", budget.warmup_steps));
+    text += ")";
+  }
+  if (prefix) text += (text.empty() ? "" : "; ") + std::string("the run's start in traces without steps");
+  return text;
+}
+
+}  // namespace streamhaz::analysis
