@@ -330,6 +330,28 @@ TEST_CASE("oversync: the training steps after the warm-up are judged, not the se
   CHECK_FALSE(setup);  // the set-up's synchronisations are not judged
 }
 
+TEST_CASE("oversync: GPU times written after the judged steps still cost them", "[oversync][steps]") {
+  // CUPTI delivers GPU times late: here every one comes after the last step, past the window.
+  TraceBuilder timed = setup_then_steps(2, 4);
+  TraceBuilder late(1);
+  std::vector<Record> timings;
+  Kernel after;  // an operation after the steps: the window ends before it
+  for (const Record& r : timed.rank(0).records()) {
+    if (std::holds_alternative<Timing>(r)) timings.push_back(r);
+    else late.rank(0).add(r);
+    if (const auto* k = std::get_if<Kernel>(&r)) after = *k;
+  }
+  REQUIRE_FALSE(timings.empty());
+  after.op.seq += 1000;
+  after.op.nvtx = 0;  // outside the steps
+  late.rank(0).add(after);
+  for (const Record& t : timings) late.rank(0).add(t);
+  const SyncReport rep = sync_report(late);
+  CHECK(rep.scope.find("steps 2 to 4 of 4") != std::string::npos);
+  for (const auto& w : rep.warnings) CHECK(w.find("no GPU times") == std::string::npos);
+  CHECK(rep.step_ns > 0);
+}
+
 TEST_CASE("oversync: a wait on an event of the warm-up step is never called redundant", "[oversync][steps]") {
   // Step 1 writes X and records an event; step 2 waits on it and reads X. The window leaves step 1's
   // work out, so only its start fence stands for the write: the wait may protect, and is kept.

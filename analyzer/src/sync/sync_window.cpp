@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "analysis_parts.h"
 #include "replay/steps.h"
@@ -103,6 +104,14 @@ bool state_record(const trace::Record& r) {
   return !trace::op_common(r) && !std::holds_alternative<trace::Access>(r) && !std::holds_alternative<trace::Timing>(r);
 }
 
+// GPU times are written late, when CUPTI delivers them: those of the window's operations may
+// come after its last record. Reads the rest of the trace for them.
+void append_late_timings(trace::TraceReader& reader, const std::unordered_set<uint64_t>& kept_ops, RankRecords& rr) {
+  trace::Record r;
+  while (reader.next(r))
+    if (const auto* t = std::get_if<trace::Timing>(&r); t && kept_ops.count(t->op_seq)) rr.records.push_back(std::move(r));
+}
+
 // The run from its start, as far as the budgets allow (a trace without steps).
 RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cut) {
   RankRecords rr;
@@ -110,13 +119,16 @@ RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cu
   trace::TraceReader reader(file);
   trace::Record r;
   uint64_t syncs = 0;
+  std::unordered_set<uint64_t> kept_ops;
   try {
     while (reader.next(r)) {
       if (trace::is_stack_record(r)) continue;
       if (rr.records.size() >= b.records || (sync_kind(r) && ++syncs > b.syncs)) {
         cut = true;
+        append_late_timings(reader, kept_ops, rr);
         break;
       }
+      if (const trace::OpCommon* op = trace::op_common(r)) kept_ops.insert(op->seq);
       rr.records.push_back(std::move(r));
     }
   } catch (const std::bad_alloc&) {
@@ -137,6 +149,7 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
   trace::Record r;
   uint64_t index = 0;
   bool past = false;  // the window's last operation was read
+  std::unordered_set<uint64_t> kept_ops;
   try {
     while (reader.next(r)) {
       if (trace::is_stack_record(r)) continue;
@@ -144,6 +157,7 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
       const trace::OpCommon* op = trace::op_common(r);
       if (op && past) {
         cut = true;
+        append_late_timings(reader, kept_ops, rr);
         break;
       }
       if (at < w.first_record && !keep_prefix && !state_record(r)) {
@@ -153,6 +167,9 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
         }
         continue;
       }
+      // A GPU time of a left-out operation would stand alone.
+      if (const auto* t = std::get_if<trace::Timing>(&r); t && !kept_ops.count(t->op_seq)) continue;
+      if (op) kept_ops.insert(op->seq);
       if (trace::api_seq(r) == last.last_seq) past = true;
       rr.records.push_back(std::move(r));
     }
