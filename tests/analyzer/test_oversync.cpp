@@ -352,6 +352,21 @@ TEST_CASE("oversync: GPU times written after the judged steps still cost them", 
   CHECK(rep.step_ns > 0);
 }
 
+TEST_CASE("oversync: where some steps are timed, the timed ones are judged", "[oversync][steps]") {
+  // As the tracer's default GPU times (steps:K/N) leave a trace: here steps 4 to 6 of 8 timed.
+  TraceBuilder full = setup_then_steps(2, 8);
+  TraceBuilder part(1);
+  int step = 0;  // 1-based, by pushes seen
+  for (const Record& r : full.rank(0).records()) {
+    if (const auto* e = std::get_if<RangeEdge>(&r); e && e->push) ++step;
+    if (std::holds_alternative<Timing>(r) && (step < 4 || step > 6)) continue;
+    part.rank(0).add(r);
+  }
+  const SyncReport rep = sync_report(part);
+  CHECK(rep.scope.find("steps 4 to 6 of 8") != std::string::npos);
+  CHECK(rep.step_ns > 0);
+}
+
 TEST_CASE("oversync: a wait on an event of the warm-up step is never called redundant", "[oversync][steps]") {
   // Step 1 writes X and records an event; step 2 waits on it and reads X. The window leaves step 1's
   // work out, so only its start fence stands for the write: the wait may protect, and is kept.

@@ -70,3 +70,37 @@ TEST_CASE("stream names resolve the handle") {
   CHECK(names[0].stream == 1);
   CHECK(text_of(log, names[0].name) == "reduction stream");
 }
+
+TEST_CASE("each push and pop of a readable range is a RangeEdge; the outermost step range is counted") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.set_step_range("step");
+  std::vector<int> pushed;
+  std::vector<bool> popped;
+  for (int i = 0; i < 3; ++i) {
+    pushed.push_back(rec.nvtx_push("step"));
+    pushed.push_back(rec.nvtx_push("step"));  // a framework's own "step" inside: not a step
+    pushed.push_back(rec.nvtx_push(""));      // no text: no edge
+    popped.push_back(rec.nvtx_pop());
+    popped.push_back(rec.nvtx_pop());
+    popped.push_back(rec.nvtx_pop());
+  }
+  CHECK(pushed == std::vector<int>{0, -1, -1, 1, -1, -1, 2, -1, -1});
+  CHECK(popped == std::vector<bool>{false, false, true, false, false, true, false, false, true});
+  const auto edges = log.all<RangeEdge>();
+  REQUIRE(edges.size() == 12);  // two readable ranges pushed and popped per step
+  CHECK(text_of(log, edges[0].path) == "step");
+  CHECK(text_of(log, edges[1].path) == "step/step");
+  CHECK(edges[0].push);
+  CHECK_FALSE(edges[2].push);
+  CHECK(text_of(log, edges[2].path) == "step/step");
+  for (size_t i = 1; i < edges.size(); ++i) CHECK(edges[i].seq > edges[i - 1].seq);
+}
+
+TEST_CASE("without a step range nothing is counted as a step") {
+  RecordLog log;
+  Recorder rec(log);
+  CHECK(rec.nvtx_push("step") == -1);
+  CHECK_FALSE(rec.nvtx_pop());
+  CHECK(log.all<RangeEdge>().size() == 2);
+}

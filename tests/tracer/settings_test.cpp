@@ -33,7 +33,7 @@ TEST_CASE("settings: an empty environment gives the defaults, without a warning"
   CHECK(s.out_dir == "streamhaz-trace");
   CHECK(s.footprints == Footprints::Pointer);
   CHECK(s.exact_launches == ExactLaunches::Memo);
-  CHECK(s.gpu_times.mode == GpuTimes::Sampled);
+  CHECK(s.gpu_times.mode == GpuTimes::Steps);
   CHECK(s.flush_period == std::chrono::milliseconds(1000));
   CHECK_FALSE(s.disabled);
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "streamhaz/tracer/timing_policy.h"
 
 using namespace streamhaz::tracer;
@@ -25,9 +27,10 @@ TEST_CASE("GPU-times modes are read from their names") {
   CHECK(parsed("all").mode == GpuTimes::All);
   CHECK(parsed("off").mode == GpuTimes::Off);
   CHECK(parsed("0").mode == GpuTimes::Off);
-  TimingPolicy d = parsed("sampled");
-  CHECK(d.mode == GpuTimes::Sampled);
+  TimingPolicy d = parsed("steps");
+  CHECK(d.mode == GpuTimes::Steps);
   CHECK(d.describe() == TimingPolicy{}.describe());
+  CHECK(parsed("sampled").describe() == "sampled:200/2000");
   TimingPolicy s = parsed("sampled:50/400");
   CHECK(s.window == milliseconds(50));
   CHECK(s.period == milliseconds(400));
@@ -71,4 +74,26 @@ TEST_CASE("a window as long as its period is no sampling: every operation is tim
   CHECK(p.mode == GpuTimes::All);
   CHECK(p.describe() == "all");
   for (int ms = 0; ms < 2000; ms += 7) CHECK(timing_window_open(p, milliseconds(ms)));
+}
+
+TEST_CASE("steps: the warm-up step is not timed, the next K are, then one in N") {
+  TimingPolicy p = parsed("steps:3/10");
+  CHECK(p.mode == GpuTimes::Steps);
+  CHECK(p.describe() == "steps:3/10");
+  std::vector<int> timed;
+  for (int i = 0; i < 40; ++i)
+    if (step_timed(p, i)) timed.push_back(i);
+  CHECK(timed == std::vector<int>{1, 2, 3, 13, 23, 33});
+  // Before the first step the default windows sample the start (NCCL set-up, initialisation).
+  CHECK(timing_window_open(p, milliseconds(0)));
+  CHECK_FALSE(timing_window_open(p, milliseconds(200)));
+  // A five-step CI run has its four steps after the warm-up timed by default.
+  const TimingPolicy d;
+  for (int i = 1; i <= 4; ++i) CHECK(step_timed(d, i));
+  CHECK_FALSE(step_timed(d, 0));
+}
+
+TEST_CASE("steps: malformed counts are refused with the form expected") {
+  for (const char* bad : {"steps:", "steps:3", "steps:0/10", "steps:3/0", "steps:-1/5", "steps:3/x", "steps:3/2000000"})
+    CHECK_THAT(rejection(bad), Catch::Contains("steps:K/N"));
 }

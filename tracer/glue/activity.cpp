@@ -85,6 +85,21 @@ bool collect_times(bool on, std::string& why_not) {
   return true;
 }
 
+// Operations issued up to a window close long ago that still wait will not be timed: issued
+// in the microseconds while the window switched (CUPTI never saw them), or running for
+// longer than kStaleAfter. Each opening flushes what completed, so this loses no timing of
+// an operation that ended within kStaleAfter of its window.
+using Closes = std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>>;
+constexpr std::chrono::seconds kStaleAfter{10};
+void forget_stale(Recorder& rec, Closes& closes, std::chrono::steady_clock::time_point now) {
+  uint64_t through = 0;
+  while (!closes.empty() && now - closes.front().first >= kStaleAfter) {
+    through = closes.front().second;
+    closes.pop_front();
+  }
+  if (through) rec.forget_timings_through(through);
+}
+
 // The sampled windows: a thread that opens and closes collection on the policy's schedule.
 class WindowThread {
  public:
@@ -117,7 +132,7 @@ class WindowThread {
     const auto begin = std::chrono::steady_clock::now();
     bool open = true;  // opened by start_activity
     // (when, last operation issued) at each window close: what may still wait for activity.
-    std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> closes;
+    Closes closes;
     std::unique_lock lock(mu_);
     while (!stop_) {
       const auto now = std::chrono::steady_clock::now();
@@ -145,21 +160,6 @@ class WindowThread {
     }
   }
 
-  // Operations issued up to a window close long ago that still wait will not be timed: issued
-  // in the microseconds while the window switched (CUPTI never saw them), or running for
-  // longer than kStaleAfter. Each opening flushes what completed, so this loses no timing of
-  // an operation that ended within kStaleAfter of its window.
-  static constexpr std::chrono::seconds kStaleAfter{10};
-  static void forget_stale(Recorder& rec, std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>>& closes,
-                           std::chrono::steady_clock::time_point now) {
-    uint64_t through = 0;
-    while (!closes.empty() && now - closes.front().first >= kStaleAfter) {
-      through = closes.front().second;
-      closes.pop_front();
-    }
-    if (through) rec.forget_timings_through(through);
-  }
-
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable wake_;
@@ -168,7 +168,58 @@ class WindowThread {
 
 WindowThread* window_thread = nullptr;
 
+// GPU times by steps (GpuTimes::Steps): the window thread samples until the program's first
+// step; from then on each step's begin and end switch collection. Pushes and pops come from any
+// thread of the program: one lock orders the switches.
+struct StepTimes {
+  std::mutex mu;
+  const TimingPolicy* policy = nullptr;  // set once collection runs in Steps mode
+  bool took_over = false, collecting = false, failed = false;
+  Closes closes;
+};
+StepTimes* step_times = nullptr;  // never freed: a pop may come after exit
+
+void switch_for_step(StepTimes& st, bool on) {
+  if (st.failed || on == st.collecting) return;
+  Recorder* rec = active_recorder();
+  const auto now = std::chrono::steady_clock::now();
+  if (on) {
+    cuptiActivityFlushAll(0);  // the last timed step's partly filled buffers
+    if (rec) forget_stale(*rec, st.closes, now);
+  }
+  std::string why;
+  if (!collect_times(on, why)) {
+    st.failed = true;
+    if (rec) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
+    return;
+  }
+  if (!on && rec) st.closes.emplace_back(now, rec->last_seq());
+  st.collecting = on;
+}
+
 }  // namespace
+
+void on_step_begin(int index) {
+  if (!step_times) return;
+  StepTimes& st = *step_times;
+  std::lock_guard lock(st.mu);
+  if (!st.policy) return;
+  if (!st.took_over) {
+    st.took_over = true;
+    if (window_thread) window_thread->stop();
+    // The thread left collection open or closed: make it known.
+    std::string why;
+    st.collecting = !collect_times(false, why);
+  }
+  switch_for_step(st, step_timed(*st.policy, index));
+}
+
+void on_step_end() {
+  if (!step_times) return;
+  StepTimes& st = *step_times;
+  std::lock_guard lock(st.mu);
+  if (st.took_over) switch_for_step(st, false);
+}
 
 bool start_activity(TimingPolicy& policy, std::string& why_not) {
   if (policy.mode == GpuTimes::Off) {
@@ -189,7 +240,7 @@ bool start_activity(TimingPolicy& policy, std::string& why_not) {
   // CUPTI's worker checks every second; it returns full buffers only (partly filled ones come
   // with a window's opening in sampled mode, and at exit).
   cuptiActivityFlushPeriod(1000);
-  if (policy.mode == GpuTimes::Sampled) {
+  if (policy.mode == GpuTimes::Sampled || policy.mode == GpuTimes::Steps) {
     auto* windows = new WindowThread;  // never freed: a callback may come after exit
     try {
       windows->start(policy);
@@ -199,6 +250,11 @@ bool start_activity(TimingPolicy& policy, std::string& why_not) {
       warn(std::string("cannot start the GPU-times window thread (") + e.what() + "); timing every operation");
       policy.mode = GpuTimes::All;
     }
+  }
+  if (policy.mode == GpuTimes::Steps) {
+    step_times = new StepTimes;
+    std::lock_guard lock(step_times->mu);
+    step_times->policy = &policy;
   }
   return true;
 }

@@ -1,6 +1,6 @@
 // CUPTI activity: GPU start/end timestamps of kernels, copies and sets, handed to the
 // recorder by correlation id from CUPTI's buffer-completion thread. Collected always, never,
-// or in sampled windows switched by a background thread (TimingPolicy).
+// in sampled windows switched by a background thread, or by training steps (TimingPolicy).
 #pragma once
 
 #include <string>
@@ -14,5 +14,8 @@ namespace streamhaz::tracer::glue {
 bool start_activity(TimingPolicy& policy, std::string& why_not);
 void stop_activity_sampler();  // joins the window thread, if any; collection stays as it is
 void flush_activity();         // blocks until CUPTI delivered every buffer
+// GPU times by steps: the program began step `index` (0 for its first) or ended it.
+void on_step_begin(int index);
+void on_step_end();
 
 }  // namespace streamhaz::tracer::glue

@@ -86,6 +86,7 @@ Session& session() {
         },
         query_stream, query_comm);
     s.session->recorder().set_kernel_arguments(kernel_arguments_for(s.footprints));
+    s.session->recorder().set_step_range(settings().step_range);
     if (settings().stacks != Stacks::Off) {
       auto* capture = new StackCapture(settings().stacks);  // lives as long as the process
       set_stack_capture(capture);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "activity.h"
 #include "cuda_facts.h"
 #include "tracer_state.h"
 
@@ -19,7 +20,10 @@ namespace {
 thread_local int range_depth = 0;
 
 int push(const char* message) {
-  if (Recorder* rec = early_recorder()) rec->nvtx_push(message ? message : "");
+  if (Recorder* rec = early_recorder()) {
+    // Collection switches after the recorder's lock is released: CUPTI may call back into it.
+    if (const int step = rec->nvtx_push(message ? message : ""); step >= 0) on_step_begin(step);
+  }
   return range_depth++;
 }
 
@@ -30,7 +34,7 @@ int push_ex(const nvtxEventAttributes_t* attr) {
 }
 
 int pop() {
-  if (Recorder* rec = early_recorder()) rec->nvtx_pop();
+  if (Recorder* rec = early_recorder(); rec && rec->nvtx_pop()) on_step_end();
   return range_depth > 0 ? --range_depth : -1;
 }
 

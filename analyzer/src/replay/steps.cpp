@@ -1,17 +1,11 @@
 #include "replay/steps.h"
 
+#include "streamhaz/trace/range_path.h"
+
 namespace streamhaz::analysis {
 namespace {
 
-// Where the outermost segment `name` of `path` ends, or npos: "?/step/backward" -> 6.
-size_t outermost_end(const std::string& path, const std::string& name) {
-  for (size_t pos = 0; pos <= path.size();) {
-    const size_t end = std::min(path.find('/', pos), path.size());
-    if (end - pos == name.size() && path.compare(pos, end - pos, name) == 0) return end;
-    pos = end + 1;
-  }
-  return std::string::npos;
-}
+using trace::outermost_range_end;
 
 // The segment right below the range: "step/backward/average_tensor" -> "backward"; "" for an
 // operation issued in the range itself.
@@ -29,7 +23,7 @@ std::string child_below(const std::string& path, size_t range_end) {
 int StepFinder::feed_edge(const trace::RangeEdge& e) {
   edges_ = true;
   const auto path = strings_.find(e.path);
-  const bool outermost = path != strings_.end() && outermost_end(path->second, name_) == path->second.size();
+  const bool outermost = path != strings_.end() && trace::opens_outermost_range(path->second, name_);
   if (open_) {
     // An instance found without its push (open_path_ 0) ends at the first pop of the range.
     if (!e.push && (e.path == open_path_ || (open_path_ == 0 && outermost))) open_ = false;
@@ -53,7 +47,7 @@ int StepFinder::feed(const trace::Record& r) {
   // say where they were issued.
   if (!op) return edges_ && open_ && trace::api_seq(r) != 0 ? steps_ - 1 : -1;
   const auto path = strings_.find(op->nvtx);
-  const size_t at = path == strings_.end() ? std::string::npos : outermost_end(path->second, name_);
+  const size_t at = path == strings_.end() ? std::string::npos : outermost_range_end(path->second, name_);
   if (edges_) {
     if (open_) return steps_ - 1;
     if (at == std::string::npos) return -1;

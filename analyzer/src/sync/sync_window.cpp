@@ -23,6 +23,7 @@ struct StepShape {
   uint64_t first_seq = kNone, last_seq = 0;
   uint64_t first_record = 0, last_record = 0;  // indices of the step's first and last call among the trace's records
   uint64_t records = 0, syncs = 0;
+  uint64_t timed = 0;  // operations with GPU times
 };
 
 struct TraceShape {
@@ -31,6 +32,13 @@ struct TraceShape {
   uint64_t records = 0;
   bool range_edges = false;
 };
+
+// GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
+void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
+  auto after = std::upper_bound(steps.begin(), steps.end(), op_seq,
+                                [](uint64_t seq, const StepShape& s) { return seq < s.first_seq; });
+  if (after != steps.begin() && op_seq <= std::prev(after)->last_seq) ++std::prev(after)->timed;
+}
 
 TraceShape shape_of(const std::string& file, const std::string& step_range) {
   TraceShape t;
@@ -43,6 +51,7 @@ TraceShape shape_of(const std::string& file, const std::string& step_range) {
       if (trace::is_stack_record(r)) continue;
       const uint64_t index = t.records++;
       if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
+      if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
       const int step = finder.feed(r);
       if (step >= 0 && step != current) {
         current = step;
@@ -73,11 +82,15 @@ JudgedWindow choose(const TraceShape& t, const WindowBudget& b) {
   JudgedWindow w;
   w.steps = static_cast<int>(t.steps.size());
   if (t.steps.empty()) return w;
-  const size_t first = t.steps.size() > static_cast<size_t>(b.warmup_steps) ? b.warmup_steps : 0;
+  size_t first = t.steps.size() > static_cast<size_t>(b.warmup_steps) ? b.warmup_steps : 0;
+  // Where some steps are timed (the tracer times whole steps by default), the judged ones are
+  // those: the costs come from their GPU times.
+  const bool timed = std::any_of(t.steps.begin() + first, t.steps.end(), [](const StepShape& s) { return s.timed > 0; });
+  while (timed && t.steps[first].timed == 0) ++first;
   size_t last = first;
   uint64_t records = t.steps[first].records, syncs = t.steps[first].syncs;
   while (last + 1 < t.steps.size() && records + t.steps[last + 1].records <= b.records &&
-         syncs + t.steps[last + 1].syncs <= b.syncs) {
+         syncs + t.steps[last + 1].syncs <= b.syncs && (!timed || t.steps[last + 1].timed > 0)) {
     ++last;
     records += t.steps[last].records;
     syncs += t.steps[last].syncs;

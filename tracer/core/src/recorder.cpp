@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "streamhaz/trace/range_path.h"
 #include "streamhaz/tracer/launch_memo.h"
 #include "streamhaz/tracer/operand_roles.h"
 
@@ -530,7 +531,12 @@ void Recorder::nccl_group_end_end() {
 
 // --- NVTX, timing, meta ----------------------------------------------------------------
 
-void Recorder::nvtx_push(std::string_view message) {
+void Recorder::set_step_range(std::string name) {
+  std::lock_guard lock(mu_);
+  step_range_ = std::move(name);
+}
+
+int Recorder::nvtx_push(std::string_view message) {
   std::lock_guard lock(mu_);
   // A range without readable text (a library's registered string) keeps push/pop balanced
   // but adds no segment: operations inside it show their program's path, and no edge is written.
@@ -538,28 +544,36 @@ void Recorder::nvtx_push(std::string_view message) {
     ThreadState& t = quiet_thread_state();
     t.nvtx.push_back(t.nvtx.empty() ? 0 : t.nvtx.back());
     t.nvtx_paths.push_back(t.nvtx_paths.empty() ? std::string() : t.nvtx_paths.back());
-    return;
+    return -1;
   }
   ThreadState& t = thread_state();
   std::string path;
   if (!t.nvtx_paths.empty() && !t.nvtx_paths.back().empty()) path = t.nvtx_paths.back() + '/';
   path += message;
   const StringId id = intern(path);
+  const bool opens_step = !open_step_ && trace::opens_outermost_range(path, step_range_);
   t.nvtx.push_back(id);
   t.nvtx_paths.push_back(std::move(path));
   emit(RangeEdge{next_seq(), id, true});
+  if (!opens_step) return -1;
+  open_step_ = id;
+  return steps_++;
 }
 
-void Recorder::nvtx_pop() {
+bool Recorder::nvtx_pop() {
   std::lock_guard lock(mu_);
   ThreadState& q = quiet_thread_state();
-  if (q.nvtx.empty()) return;  // a pop without push: ignore, as NVTX does
+  if (q.nvtx.empty()) return false;  // a pop without push: ignore, as NVTX does
   const StringId id = q.nvtx.back();
   const bool segment = q.nvtx.size() < 2 ? id != 0 : id != q.nvtx[q.nvtx.size() - 2];
   ThreadState& t = segment ? thread_state() : q;
   t.nvtx.pop_back();
   t.nvtx_paths.pop_back();
-  if (segment) emit(RangeEdge{next_seq(), id, false});
+  if (!segment) return false;
+  emit(RangeEdge{next_seq(), id, false});
+  if (id != open_step_) return false;
+  open_step_ = 0;
+  return true;
 }
 
 void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns) {

@@ -63,6 +63,12 @@ std::string parse_gpu_times(std::string_view text, TracerSettings& s) {
   return {};
 }
 
+std::string parse_step_range(std::string_view text, TracerSettings& s) {
+  if (text.find('/') != std::string_view::npos) return "a range name, without '/', got " + quoted(text);
+  s.step_range = std::string(text);
+  return {};
+}
+
 constexpr long long kMaxFlushMs = 24LL * 3600 * 1000;
 
 std::string parse_flush_ms(std::string_view text, TracerSettings& s) {
@@ -126,10 +132,15 @@ const SettingSpec kSettings[] = {
      "them relative to the working folder): the trace then names no folder of this machine",
      parse_path_prefix_map,
      [](const TracerSettings& s) { return s.path_prefix_map.empty() ? std::string("none") : s.path_prefix_map.describe(); }},
-    {"STREAMHAZ_GPU_TIMES", "--gpu-times", "all|off|sampled[:WINDOW_MS/PERIOD_MS]",
-     "GPU start/end times: every operation is traced in every mode; times cost host time per launch "
-     "(docs/tracer.md)",
+    {"STREAMHAZ_GPU_TIMES", "--gpu-times", "steps[:K/N]|all|off|sampled[:WINDOW_MS/PERIOD_MS]",
+     "GPU start/end times: steps times the K steps after the first (warm-up) one and then one in N, and "
+     "samples windows before the first step (and in a program without one); every operation is traced in "
+     "every mode; times cost host time per launch (docs/tracer.md)",
      parse_gpu_times, [](const TracerSettings& s) { return s.gpu_times.describe(); }},
+    {"STREAMHAZ_STEP_RANGE", "--step-range", "NAME",
+     "NVTX range around one training step: its outermost instances are the steps GPU times follow "
+     "(as `check --step-range` reads them)",
+     parse_step_range, [](const TracerSettings& s) { return s.step_range; }},
     {"STREAMHAZ_FLUSH_MS", "--flush-ms", "MS",
      "How often buffered records go to the file, in ms (0: only at exit); a killed process loses at most "
      "this much",

@@ -8,11 +8,15 @@ std::string TimingPolicy::describe() const {
   switch (mode) {
     case GpuTimes::All: return "all";
     case GpuTimes::Off: return "off";
-    default: return "sampled:" + std::to_string(window.count()) + "/" + std::to_string(period.count());
+    case GpuTimes::Steps: return "steps:" + std::to_string(timed_steps) + "/" + std::to_string(then_every);
+    case GpuTimes::Sampled: break;
   }
+  return "sampled:" + std::to_string(window.count()) + "/" + std::to_string(period.count());
 }
 
 namespace {
+
+constexpr long long kMaxSteps = 1000000;
 
 bool parse_ms(std::string_view text, long long& out) {
   if (text.empty()) return false;
@@ -32,6 +36,23 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
     p.mode = GpuTimes::Off;
     return p;
   }
+  if (text == "steps") return p;
+  constexpr std::string_view steps_prefix = "steps:";
+  if (text.substr(0, steps_prefix.size()) == steps_prefix) {
+    std::string_view spec = text.substr(steps_prefix.size());
+    size_t slash = spec.find('/');
+    long long timed = 0, every = 0;
+    if (slash == std::string_view::npos || !parse_ms(spec.substr(0, slash), timed) ||
+        !parse_ms(spec.substr(slash + 1), every) || timed < 1 || every < 1 || timed > kMaxSteps || every > kMaxSteps) {
+      why = "expected steps:K/N (K steps timed after the warm-up one, then one in N; 1 to " + std::to_string(kMaxSteps) +
+            "), got '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    p.timed_steps = static_cast<int>(timed);
+    p.then_every = static_cast<int>(every);
+    return p;
+  }
+  p.mode = GpuTimes::Sampled;
   if (text == "sampled") return p;
   constexpr std::string_view prefix = "sampled:";
   if (text.substr(0, prefix.size()) == prefix) {
@@ -57,16 +78,24 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
     p.period = std::chrono::milliseconds(period);
     return p;
   }
-  why = "GPU times must be all, sampled, sampled:WINDOW_MS/PERIOD_MS or off, got '" + std::string(text) + "'";
+  why = "GPU times must be all, steps, steps:K/N, sampled, sampled:WINDOW_MS/PERIOD_MS or off, got '" + std::string(text) + "'";
   return std::nullopt;
+}
+
+bool step_timed(const TimingPolicy& policy, int index) {
+  if (index < 1) return false;
+  if (index <= policy.timed_steps) return true;
+  return (index - policy.timed_steps) % policy.then_every == 0;
 }
 
 bool timing_window_open(const TimingPolicy& policy, std::chrono::milliseconds since_start) {
   switch (policy.mode) {
     case GpuTimes::All: return true;
     case GpuTimes::Off: return false;
-    default: return since_start % policy.period < policy.window;
+    case GpuTimes::Steps:
+    case GpuTimes::Sampled: break;
   }
+  return since_start % policy.period < policy.window;
 }
 
 std::chrono::milliseconds until_next_timing_change(const TimingPolicy& policy, std::chrono::milliseconds since_start) {

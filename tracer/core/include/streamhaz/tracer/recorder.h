@@ -187,9 +187,12 @@ class Recorder {
   void nccl_group_end_begin();
   void nccl_group_end_end();
 
-  // NVTX ranges of the calling thread; operations carry the innermost range path.
-  void nvtx_push(std::string_view message);
-  void nvtx_pop();
+  // NVTX ranges of the calling thread; operations carry the innermost range path. A push that
+  // opens an instance of the outermost step range (set_step_range) returns its number (0 for
+  // the first), else -1; the pop that closes it returns true.
+  int nvtx_push(std::string_view message);
+  bool nvtx_pop();
+  void set_step_range(std::string name);
 
   // GPU interval of the operation(s) an API call with this correlation id issued.
   void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
@@ -378,6 +381,10 @@ class Recorder {
   std::unordered_map<uint64_t, ManyOps> many_ops_;
   static constexpr size_t kMaxPendingCorrelations = 1 << 20;
   std::atomic<bool> timings_expected_{true};
+  // Training steps, as the analyzer's StepFinder finds them from the RangeEdge records.
+  std::string step_range_;
+  int steps_ = 0;
+  trace::StringId open_step_ = 0;  // the path of the open step instance, 0: none open
   KernelArguments kernel_arguments_ = KernelArguments::Drop;
   bool hold_kernels_ = false;
   std::atomic<int> open_captures_{0};

@@ -47,6 +47,7 @@ struct TracerSettings {
   uint32_t exact_fine_regions = 0;  // diagnostics: the exact tier's fine table limit (0: all of it)
   PathPrefixMap path_prefix_map;  // applied to the paths of stack frames and modules
   TimingPolicy gpu_times;
+  std::string step_range = "step";  // the NVTX range around one training step (GPU times by steps)
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
   bool disabled = false;
 };

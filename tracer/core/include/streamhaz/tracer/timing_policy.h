@@ -1,7 +1,10 @@
 // When the tracer collects GPU start/end times. CUPTI's kernel and copy activity is the largest
 // part of the host time tracing adds to a launch (docs/tracer.md, "Overhead"), and the
-// happens-before analysis needs none of it, so by default it is sampled: on for a window,
-// off for the rest of each period. Every operation and edge is recorded in every mode.
+// happens-before analysis needs none of it; the over-synchronisation pass and the replay need
+// whole training steps timed. So by default times follow the steps: until the program's first
+// step range (STREAMHAZ_STEP_RANGE) they are sampled, on for a window and off for the rest of
+// each period; from then on they are on for the first K steps after the first (warm-up) one and
+// for one step in N after those, off otherwise. Every operation and edge is recorded in every mode.
 #pragma once
 
 #include <chrono>
@@ -11,13 +14,15 @@
 
 namespace streamhaz::tracer {
 
-enum class GpuTimes { All, Sampled, Off };
+enum class GpuTimes { All, Steps, Sampled, Off };
 
 struct TimingPolicy {
-  GpuTimes mode = GpuTimes::Sampled;
-  std::chrono::milliseconds window{200};   // Sampled: times collected for this long ...
+  GpuTimes mode = GpuTimes::Steps;
+  std::chrono::milliseconds window{200};   // Sampled, and Steps before the first step: times collected for this long ...
   std::chrono::milliseconds period{2000};  // ... at the start of every period
-  // As the trace header and the command line spell it: "all", "off", "sampled:200/2000".
+  int timed_steps = 4;    // Steps: steps 2 to 1 + timed_steps (counting from 1) are timed ...
+  int then_every = 50;    // ... and after them one step in then_every
+  // As the trace header and the command line spell it: "all", "off", "steps:4/50", "sampled:200/2000".
   std::string describe() const;
 };
 
@@ -26,12 +31,16 @@ struct TimingPolicy {
 constexpr long long kMinWindowMs = 10;
 constexpr long long kMaxPeriodMs = 24LL * 3600 * 1000;
 
-// Accepts "all", "off" (or "0"), "sampled" (the default window and period) and
-// "sampled:WINDOW_MS/PERIOD_MS" with kMinWindowMs <= WINDOW_MS <= PERIOD_MS <= kMaxPeriodMs;
-// a window as long as its period is "all". On error, `why` says what.
+// Accepts "all", "off" (or "0"), "steps" (the default counts), "steps:K/N" with K, N >= 1,
+// "sampled" (the default window and period) and "sampled:WINDOW_MS/PERIOD_MS" with
+// kMinWindowMs <= WINDOW_MS <= PERIOD_MS <= kMaxPeriodMs; a window as long as its period is
+// "all". On error, `why` says what.
 std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::string& why);
 
-// Whether times are collected `since_start` after tracing began.
+// Steps: whether step `index` (0 for the first, the warm-up) is timed.
+bool step_timed(const TimingPolicy& policy, int index);
+
+// Whether times are collected `since_start` after tracing began (Steps: before the first step).
 bool timing_window_open(const TimingPolicy& policy, std::chrono::milliseconds since_start);
 
 // How long from `since_start` until the window opens or closes next (Sampled only).
