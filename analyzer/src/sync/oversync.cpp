@@ -184,7 +184,9 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
       return;
     }
     PairSet all = real;
-    add_new_touch_pairs(variants, base, w.drop, all);
+    // A set that orders something is split, so the first variant that shows it is enough; a
+    // single synchronisation gets every pair it orders (the minimal waits replace them all).
+    add_new_touch_pairs(variants, base, w.drop, all, hi - lo > 1);
     if (all.empty()) {
       for (size_t k = lo; k < hi; ++k) verdicts[candidates[k]] = SyncJudgement::Redundant;
       return;

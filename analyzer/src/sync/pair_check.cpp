@@ -130,10 +130,11 @@ void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSe
 }
 
 void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
-                         PairSet& all) {
+                         PairSet& all, bool first_only) {
   for (size_t i = 0; i < v.touch.size() && i < base.touch.size(); ++i) {
     const PairSet p = new_pairs(unordered_pairs(v.touch[i], nullptr, &drop), base.touch[i]);
     all.insert(p.begin(), p.end());
+    if (first_only && !all.empty()) return;
   }
 }
 

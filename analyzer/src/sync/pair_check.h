@@ -56,8 +56,9 @@ VariantPairs variant_pairs(const RunVariants& v, const struct WhatIf* w,
                            std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr);
 // What `now` has beyond `base`, over the variants: real pairs, and all pairs.
 void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all);
-// The touch-variant pairs that dropping `drop` adds to `base`, added to `all`.
+// The touch-variant pairs that dropping `drop` adds to `base`, added to `all`; `first_only`:
+// stop at the first variant that leaves `all` non-empty (enough to know the drop orders something).
 void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
-                         PairSet& all);
+                         PairSet& all, bool first_only = false);
 
 }  // namespace streamhaz::analysis
