@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The tracer's cost on real PyTorch training steps (GPU machine):
+#   bash bench/real_step_cost.sh BUILD_DIR [OUT_DIR]
+# Each job runs untraced and traced in alternating pairs (PAIRS, default 5) for every setting
+# (SETTINGS, default: the defaults, then each cost source switched off in turn, then the tracer
+# loaded but disabled); each run prints the median step time of its steps after the warm-up.
+# Prints, per job and setting, the median of the pairs' traced/untraced ratios, their range,
+# and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py).
+set -u -o pipefail
+build=$(cd "${1:?usage: real_step_cost.sh BUILD_DIR [OUT_DIR]}" && pwd)
+out=${2:-${OUT:-/tmp}/real_step_cost}
+here=$(cd "$(dirname "$0")/.." && pwd)
+pairs=${PAIRS:-5}
+steps=${STEPS:-10}
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+shz=$build/bin/streamhaz
+mkdir -p "$out"
+launch="torchrun --standalone --nproc_per_node 1"
+declare -A job_cmd=(
+  [gpt-ddp]="$launch $here/tests/gpu/torch_gpt_train.py --parallel ddp --optim foreach --steps $steps --warmup 2"
+  [gpt-fsdp2]="$launch $here/tests/gpu/torch_gpt_train.py --parallel fsdp2 --optim foreach --steps $steps --warmup 2"
+)
+# name | how the traced run is made
+settings=(
+  "default|"
+  "stacks-off|--stacks off"
+  "gpu-times-off|--gpu-times off"
+  "api-tier|--footprints api"
+  "nothing|--footprints api --stacks off --gpu-times off"
+  "disabled|DISABLE"
+)
+selected() { [[ -z ${2:-} || ",$2," == *",$1,"* ]]; }
+step_ms() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
+for job in gpt-ddp gpt-fsdp2; do
+  selected "$job" "${JOBS:-}" || continue
+  for entry in "${settings[@]}"; do
+    name=${entry%%|*}; args=${entry#*|}
+    selected "$name" "${SETTINGS:-}" || continue
+    results=$out/$job-$name.txt
+    : > "$results"
+    for ((p = 1; p <= pairs; ++p)); do
+      base=$(${job_cmd[$job]} 2>&1 | step_ms)
+      if [[ $args == DISABLE ]]; then
+        traced=$(STREAMHAZ_DISABLE=1 "$shz" run --force --out "$out/trace" -- ${job_cmd[$job]} 2>&1 | step_ms)
+      else
+        traced=$("$shz" run --force $args --out "$out/trace" -- ${job_cmd[$job]} 2>&1 | step_ms)
+      fi
+      echo "$base $traced" >> "$results"
+    done
+    python3 - "$job" "$name" "$results" <<'PY'
+import statistics, sys
+job, name, path = sys.argv[1:]
+rows = [l.split() for l in open(path) if len(l.split()) == 2]
+rows = [(float(a), float(b)) for a, b in rows]
+if not rows:
+    print(f"{job:10} {name:14} no measurement"); sys.exit(0)
+ratios = [b / a for a, b in rows]
+print(f"{job:10} {name:14} ratio {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}, {len(rows)} pairs); "
+      f"step ms untraced {statistics.median(a for a, _ in rows):.2f}, traced {statistics.median(b for _, b in rows):.2f}")
+PY
+  done
+done
+rm -rf "$out/trace"
