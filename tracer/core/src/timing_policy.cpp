@@ -24,6 +24,15 @@ bool parse_ms(std::string_view text, long long& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// "PREFIX:A/B": whether `text` starts with `prefix`; then `ok` says whether A and B were read.
+bool parse_pair(std::string_view text, std::string_view prefix, long long& a, long long& b, bool& ok) {
+  if (text.substr(0, prefix.size()) != prefix) return false;
+  const std::string_view spec = text.substr(prefix.size());
+  const size_t slash = spec.find('/');
+  ok = slash != std::string_view::npos && parse_ms(spec.substr(0, slash), a) && parse_ms(spec.substr(slash + 1), b);
+  return true;
+}
+
 }  // namespace
 
 std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::string& why) {
@@ -37,13 +46,10 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
     return p;
   }
   if (text == "steps") return p;
-  constexpr std::string_view steps_prefix = "steps:";
-  if (text.substr(0, steps_prefix.size()) == steps_prefix) {
-    std::string_view spec = text.substr(steps_prefix.size());
-    size_t slash = spec.find('/');
-    long long timed = 0, every = 0;
-    if (slash == std::string_view::npos || !parse_ms(spec.substr(0, slash), timed) ||
-        !parse_ms(spec.substr(slash + 1), every) || timed < 1 || every < 1 || timed > kMaxSteps || every > kMaxSteps) {
+  long long timed = 0, every = 0;
+  bool ok = false;
+  if (parse_pair(text, "steps:", timed, every, ok)) {
+    if (!ok || timed < 1 || every < 1 || timed > kMaxSteps || every > kMaxSteps) {
       why = "expected steps:K/N (K steps timed after the warm-up one, then one in N; 1 to " + std::to_string(kMaxSteps) +
             "), got '" + std::string(text) + "'";
       return std::nullopt;
@@ -54,13 +60,9 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
   }
   p.mode = GpuTimes::Sampled;
   if (text == "sampled") return p;
-  constexpr std::string_view prefix = "sampled:";
-  if (text.substr(0, prefix.size()) == prefix) {
-    std::string_view spec = text.substr(prefix.size());
-    size_t slash = spec.find('/');
-    long long window = 0, period = 0;
-    if (slash == std::string_view::npos || !parse_ms(spec.substr(0, slash), window) ||
-        !parse_ms(spec.substr(slash + 1), period)) {
+  long long window = 0, period = 0;
+  if (parse_pair(text, "sampled:", window, period, ok)) {
+    if (!ok) {
       why = "expected sampled:WINDOW_MS/PERIOD_MS, got '" + std::string(text) + "'";
       return std::nullopt;
     }
