@@ -30,6 +30,10 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
       ->capture_default_str();
   cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times and the steps the over-synchronisation pass judges)")
       ->capture_default_str();
+  cmd->add_option("--warmup-steps", f.warmup_steps,
+                  "Steps the over-synchronisation pass leaves out at the start (allocator growth, library set-up)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   return no_sync;
 }
 
@@ -45,6 +49,7 @@ analysis::CheckRequest check_request(const AnalysisFlags& f, std::vector<std::st
     sync.window_syncs = f.sync_window_syncs;
     sync.min_cost = f.min_cost_pct / 100.0;
     sync.replay.step_range = f.step_range;
+    sync.warmup_steps = f.warmup_steps;
     r.sync = sync;
   }
   return r;

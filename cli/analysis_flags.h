@@ -20,6 +20,7 @@ struct AnalysisFlags {
   uint64_t sync_window_syncs = analysis::SyncOptions{}.window_syncs;
   double min_cost_pct = 1.0;
   std::string step_range = "step";
+  int warmup_steps = analysis::SyncOptions{}.warmup_steps;
 };
 
 // Adds the flags to `cmd`; returns --no-sync's option, for options that exclude it.

@@ -330,6 +330,18 @@ TEST_CASE("oversync: the training steps after the warm-up are judged, not the se
   CHECK_FALSE(setup);  // the set-up's synchronisations are not judged
 }
 
+TEST_CASE("oversync: --warmup-steps says how many steps are left out", "[oversync][steps]") {
+  const auto dir = fresh_dir();
+  setup_then_steps(2, 4).write_dir(dir.string());
+  for (const auto& [warmup, scope] : {std::pair{0, "steps 1 to 4 of 4"}, std::pair{2, "steps 3 to 4 of 4"}}) {
+    analysis::SyncOptions opt;
+    opt.warmup_steps = warmup;
+    const SyncReport rep = analysis::analyze_sync(expand_trace_paths({dir.string()}), {}, opt);
+    CHECK(rep.scope.find(scope) != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("oversync: GPU times written after the judged steps still cost them", "[oversync][steps]") {
   // CUPTI delivers GPU times late: here every one comes after the last step, past the window.
   TraceBuilder timed = setup_then_steps(2, 4);
