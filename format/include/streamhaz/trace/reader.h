@@ -70,6 +70,7 @@ class TraceReader {
 
  private:
   bool load_chunk();
+  void take_meta_or_end(const Record& out, size_t start);
   uint64_t whole_payload_before(uint64_t available, uint32_t crc);
   void inflate_payload(uint32_t records);
   [[noreturn]] void fail_in_payload(uint64_t pos, const std::string& what);
