@@ -29,16 +29,6 @@ namespace streamhaz::trace::detail {
 [[noreturn, gnu::cold]] void throw_not_a_flag(uint64_t v);
 [[noreturn, gnu::cold]] void throw_string_too_long(uint64_t bytes, bool past_chunk_end);
 
-// Where the decoding of a chunk stands: its payload, the next byte, the delta state, and the
-// count of strings cut to kMaxStringBytes.
-struct DecodeState {
-  const uint8_t* data;
-  size_t size;
-  size_t pos;
-  DeltaState d;
-  uint64_t* strings_cut;
-};
-
 // A varint of two bytes or more (or none left) from `pos`: its value and the byte after it.
 struct VarintRead {
   uint64_t value;
@@ -46,15 +36,20 @@ struct VarintRead {
 };
 VarintRead read_long_varint(const uint8_t* data, size_t size, size_t pos);
 
-// Decodes one record's fields from a copy of the state, which the caller writes back: a
-// local whose address nothing takes stays in registers, where the state's own members would
-// be reloaded after every field stored into the record (they may alias it).
+// Decodes one record's fields from a copy of the cursor, written back at the end: a local
+// whose address nothing takes stays in registers, where the cursor's own members would be
+// reloaded after every field stored into the record (they may alias it). `strings_cut` counts
+// the names cut to kMaxStringBytes.
 class FieldReader {
  public:
-  explicit FieldReader(const DecodeState& s) : data_(s.data), size_(s.size), pos_(s.pos), d_(s.d), strings_cut_(s.strings_cut) {}
-  void store(DecodeState& s) const {
-    s.pos = pos_;
-    s.d = d_;
+  FieldReader(const ChunkCursor& c, uint64_t* strings_cut)
+      : data_(c.data), size_(c.size), pos_(c.pos), d_{c.seq, c.ptr, c.timing_seq, c.start_ns}, strings_cut_(strings_cut) {}
+  void store(ChunkCursor& c) const {
+    c.pos = pos_;
+    c.seq = d_.seq;
+    c.ptr = d_.ptr;
+    c.timing_seq = d_.timing_seq;
+    c.start_ns = d_.start_ns;
   }
 
   // Most fields fit one byte; pointers, sizes and times mostly two or three.
@@ -138,18 +133,18 @@ class FieldReader {
   uint64_t* strings_cut_;
 };
 
-template <size_t I> void decode_as(Record& out, DecodeState& state) {
+template <size_t I> void decode_as(Record& out, ChunkCursor& cursor, uint64_t* strings_cut) {
   using Kind = std::variant_alternative_t<I, Record>;
   auto* held = std::get_if<I>(&out);
   // A record of the kind the buffer holds (runs of accesses, timings): reset in place.
   if (held && std::is_trivially_copyable_v<Kind>) *held = Kind{};
   else held = &out.template emplace<I>();
-  FieldReader r(state);
+  FieldReader r(cursor, strings_cut);
   visit_fields(r, *held);
-  r.store(state);
+  r.store(cursor);
 }
 
-using Decoder = void (*)(Record&, DecodeState&);
+using Decoder = void (*)(Record&, ChunkCursor&, uint64_t*);
 template <size_t... I> constexpr std::array<Decoder, sizeof...(I)> decoders(std::index_sequence<I...>) {
   return {&decode_as<I>...};
 }
@@ -174,6 +169,8 @@ class KindSet {
 };
 
 // Decodes the fields of the record whose tag is `tag` (its variant index + 1, checked by the caller).
-inline void decode_record(uint8_t tag, Record& out, DecodeState& state) { kDecoders[tag - 1](out, state); }
+inline void decode_record(uint8_t tag, Record& out, ChunkCursor& cursor, uint64_t* strings_cut) {
+  kDecoders[tag - 1](out, cursor, strings_cut);
+}
 
 }  // namespace streamhaz::trace::detail

@@ -23,6 +23,12 @@ std::string describe(const std::string& file, uint64_t offset, const std::string
   return file + ": at byte " + std::to_string(offset) + ": " + what;
 }
 
+// Room for `bytes` bytes at the start of `buffer`: grown when short, never shrunk.
+uint8_t* room(std::vector<uint8_t>& buffer, size_t bytes) {
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
 // Header and meta JSON nest a few levels. Deeper nesting is refused: copying or printing a
 // value is recursive in nlohmann::json, and a hostile header of a few hundred thousand '['
 // would overflow the stack of every verb that copies the header (inspect did).
@@ -162,18 +168,17 @@ bool TraceReader::load_chunk() {
                                 std::to_string(payload_bytes) + " payload bytes present)");
     return false;
   }
-  payload_.resize(payload_bytes);
-  if (std::fread(payload_.data(), 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
-  if (static_cast<uint32_t>(crc32(0L, payload_.data(), payload_bytes)) != crc)
+  uint8_t* stored = room(stored_, payload_bytes);
+  if (std::fread(stored, 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
+  if (static_cast<uint32_t>(crc32(0L, stored, payload_bytes)) != crc)
     fail(offset_ + sizeof head, "chunk checksum mismatch: the payload is corrupt");
-  if (compressed) inflate_payload(records);
+  if (compressed) inflate_payload(records, payload_bytes);
+  else cursor_ = {stored, payload_bytes};  // and the deltas start from 0, as in every chunk
   inflated_ = compressed;
   chunk_offset_ = offset_;
   payload_offset_ = offset_ + sizeof head;
   offset_ = payload_offset_ + payload_bytes;
-  pos_ = 0;
   chunk_records_left_ = records;
-  last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
   ++chunks_read_;
   return true;
 }
@@ -183,19 +188,19 @@ bool TraceReader::load_chunk() {
 // next chunk's magic: then a bit flip in its length field made it look cut off. Returns that
 // payload's length, or 0.
 uint64_t TraceReader::whole_payload_before(uint64_t available, uint32_t crc) {
-  payload_.resize(available);
-  if (std::fread(payload_.data(), 1, available, file_.get()) != available)
+  uint8_t* stored = room(stored_, available);
+  if (std::fread(stored, 1, available, file_.get()) != available)
     fail(offset_ + layout::kChunkHeaderBytes, "read error");
   const auto chunk_starts_at = [&](uint64_t p) {
     if (p + 4 > available) return false;
-    const uint32_t magic = layout::get_u32(payload_.data() + p);
+    const uint32_t magic = layout::get_u32(stored + p);
     return magic == layout::kChunkMagic || magic == layout::kCompressedChunkMagic;
   };
   uLong running = crc32(0L, Z_NULL, 0);
   uint64_t summed = 0;
   for (uint64_t end = 1; end <= available; ++end) {  // a chunk holds at least one record byte
     if (end != available && !chunk_starts_at(end)) continue;
-    running = crc32(running, payload_.data() + summed, static_cast<uInt>(end - summed));
+    running = crc32(running, stored + summed, static_cast<uInt>(end - summed));
     summed = end;
     if (static_cast<uint32_t>(running) == crc) return end;
   }
@@ -209,42 +214,35 @@ void TraceReader::fail_in_payload(uint64_t pos, const std::string& what) {
 }
 
 // A compressed chunk's stored bytes (u32 raw length, zlib stream) become the raw payload.
-void TraceReader::inflate_payload(uint32_t records) {
+void TraceReader::inflate_payload(uint32_t records, uint32_t stored_bytes) {
   const uint64_t at = offset_ + layout::kChunkHeaderBytes;
-  if (payload_.size() < 4) fail(at, "compressed chunk shorter than its length field");
-  const uint32_t raw_bytes = layout::get_u32(payload_.data());
+  if (stored_bytes < 4) fail(at, "compressed chunk shorter than its length field");
+  const uint32_t raw_bytes = layout::get_u32(stored_.data());
   if (raw_bytes > layout::kMaxChunkPayloadBytes)
     fail(at, "compressed chunk expands to " + std::to_string(raw_bytes) + " bytes, over the 64 MiB limit");
   if (records > raw_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
-  inflated_payload_.resize(raw_bytes);  // kept between chunks: no allocation per chunk
-  if (!inflate_raw(payload_.data() + 4, payload_.size() - 4, inflated_payload_.data(), raw_bytes))
+  uint8_t* raw = room(inflated_payload_, raw_bytes);
+  if (!inflate_raw(stored_.data() + 4, stored_bytes - 4, raw, raw_bytes))
     fail(at, "compressed chunk does not inflate to its stated " + std::to_string(raw_bytes) + " bytes");
-  payload_.swap(inflated_payload_);
+  cursor_ = {raw, raw_bytes};  // and the deltas start from 0, as in every chunk
 }
 
 bool TraceReader::next(Record& out) {
   if (done_) return false;
   if (chunk_records_left_ == 0 && !load_chunk()) return false;
-  size_t start = pos_;
+  const size_t start = cursor_.pos;
   try {
-    if (pos_ >= payload_.size()) throw std::string("chunk ends before its last record");
-    uint8_t tag = payload_[pos_++];
+    if (cursor_.pos >= cursor_.size) throw std::string("chunk ends before its last record");
+    const uint8_t tag = cursor_.data[cursor_.pos++];
     if (tag == 0 || tag > kRecordKindCount) throw std::string("unknown record tag ") + std::to_string(tag);
-    detail::DecodeState state{payload_.data(), payload_.size(), pos_,
-                              detail::DeltaState{last_seq_, last_ptr_, last_timing_seq_, last_start_ns_}, &strings_cut_};
-    detail::decode_record(tag, out, state);
-    pos_ = state.pos;
-    last_seq_ = state.d.seq;
-    last_ptr_ = state.d.ptr;
-    last_timing_seq_ = state.d.timing_seq;
-    last_start_ns_ = state.d.start_ns;
+    detail::decode_record(tag, out, cursor_, &strings_cut_);
     if (kStackKinds.has(out.index())) stack_ids_->check(out);
   } catch (const std::string& what) {
     fail_in_payload(start, what + " (record " + std::to_string(records_read_) + ")");
   }
   --chunk_records_left_;
-  if (chunk_records_left_ == 0 && pos_ != payload_.size())
-    fail_in_payload(pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
+  if (chunk_records_left_ == 0 && cursor_.pos != cursor_.size)
+    fail_in_payload(cursor_.pos, std::to_string(cursor_.size - cursor_.pos) + " stray bytes after the chunk's last record");
   ++records_read_;
   if (kMetaOrEnd.has(out.index())) take_meta_or_end(out, start);
   return true;
