@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "chunk_compression.h"
+#include "field_reader.h"
 #include "layout.h"
 #include "record_fields.h"
 #include "stack_ids.h"
@@ -18,86 +19,15 @@
 namespace streamhaz::trace {
 namespace {
 
-using detail::DeltaState;
-using detail::unzigzag;
-
 std::string describe(const std::string& file, uint64_t offset, const std::string& what) {
   return file + ": at byte " + std::to_string(offset) + ": " + what;
 }
 
-// The codec the field lists are walked with when reading. Throws a plain string on a bad
-// value; the reader turns it into a TraceError with the file offset.
-struct FieldReader {
-  const uint8_t* data;
-  size_t size;
-  size_t& pos;
-  DeltaState& d;
-  uint64_t& strings_cut;
-
-  uint64_t varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos >= size) throw std::string("record runs past the end of its chunk");
-      uint8_t b = data[pos++];
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    throw std::string("varint longer than 10 bytes");
-  }
-  template <class T> T bounded(uint64_t v, const char* what) {
-    if (v > std::numeric_limits<T>::max()) throw std::string(what) + " value " + std::to_string(v) + " out of range";
-    return static_cast<T>(v);
-  }
-  void u64(const char*, uint64_t& v) { v = varint(); }
-  void u32(const char*, uint32_t& v) { v = bounded<uint32_t>(varint(), "32-bit field"); }
-  void u8(const char*, uint8_t& v) { v = bounded<uint8_t>(varint(), "8-bit field"); }
-  void i32(const char*, int32_t& v) {
-    int64_t x = unzigzag(varint());
-    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
-      throw std::string("signed 32-bit field out of range");
-    v = static_cast<int32_t>(x);
-  }
-  void flag(const char*, bool& v) {
-    uint64_t x = varint();
-    if (x > 1) throw std::string("flag value ") + std::to_string(x) + " is not 0 or 1";
-    v = x == 1;
-  }
-  template <class E> void e(const char*, E& v, uint8_t count) {
-    uint64_t x = varint();
-    if (x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
-    v = static_cast<E>(x);
-  }
-  template <class E> void e_min1(const char*, E& v, uint8_t count) {
-    uint64_t x = varint();
-    if (x == 0 || x >= count) throw std::string("enum value ") + std::to_string(x) + " out of range";
-    v = static_cast<E>(x);
-  }
-  // Names and parameter bytes keep their first kMaxStringBytes (counted), so that a trace of
-  // a few MB of compressed 60 MiB names cannot make GBs of them; a meta record's JSON, merged
-  // into the header, is refused past the header's own limit.
-  void str(const char* field, std::string& s) {
-    uint64_t n = varint();
-    if (n > size - pos) throw std::string("string of ") + std::to_string(n) + " bytes runs past the end of its chunk";
-    const bool meta = std::strcmp(field, "json") == 0;
-    if (meta && n > layout::kMaxHeaderBytes)
-      throw std::string("meta record of ") + std::to_string(n) + " bytes exceeds the 1 MiB header limit";
-    const size_t kept = meta ? static_cast<size_t>(n) : static_cast<size_t>(std::min<uint64_t>(n, kMaxStringBytes));
-    strings_cut += kept < n;
-    s.assign(reinterpret_cast<const char*>(data + pos), kept);
-    pos += static_cast<size_t>(n);
-  }
-  void seq(const char*, uint64_t& v) { v = delta(d.seq); }
-  void ptr(const char*, uint64_t& v) { v = delta(d.ptr); }
-  void timing_seq(const char*, uint64_t& v) { v = delta(d.timing_seq); }
-  void start_ns(const char*, uint64_t& v) { v = delta(d.start_ns); }
-  void end_ns(const char*, uint64_t& end, uint64_t start) { end = start + static_cast<uint64_t>(unzigzag(varint())); }
-
- private:
-  uint64_t delta(uint64_t& last) {
-    last += static_cast<uint64_t>(unzigzag(varint()));
-    return last;
-  }
-};
+// Room for `bytes` bytes at the start of `buffer`: grown when short, never shrunk.
+uint8_t* room(std::vector<uint8_t>& buffer, size_t bytes) {
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
 
 // Header and meta JSON nest a few levels. Deeper nesting is refused: copying or printing a
 // value is recursive in nlohmann::json, and a hostile header of a few hundred thousand '['
@@ -115,6 +45,11 @@ nlohmann::json parse_shallow_json(const std::string& text) {
   });
 }
 
+// The kinds next() does more with than decoding, one bit test per record for each set.
+const detail::KindSet kStackKinds = detail::KindSet::where([](const Record& r) { return is_stack_record(r); });
+const detail::KindSet kMetaOrEnd =
+    detail::KindSet::where([](const Record& r) { return std::holds_alternative<Meta>(r) || std::holds_alternative<End>(r); });
+
 const std::string kTooDeepText = "nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
 
 // The header keys readers take as typed values, checked here once so that no reader meets a
@@ -124,19 +59,6 @@ const char* header_type_problem(const nlohmann::json& h) {
   if (auto v = h.find("version"); v != h.end() && !v->is_number_unsigned())
     return "has a \"version\" that is not a whole number";
   return nullptr;
-}
-
-// Builds the Record alternative with index `tag - 1` and decodes its fields.
-template <size_t I = 0>
-void decode_alternative(size_t index, Record& out, FieldReader& r) {
-  if constexpr (I < std::variant_size_v<Record>) {
-    if (index == I) {
-      auto& rec = out.template emplace<I>();
-      detail::visit_fields(r, rec);
-      return;
-    }
-    decode_alternative<I + 1>(index, out, r);
-  }
 }
 
 }  // namespace
@@ -246,18 +168,17 @@ bool TraceReader::load_chunk() {
                                 std::to_string(payload_bytes) + " payload bytes present)");
     return false;
   }
-  payload_.resize(payload_bytes);
-  if (std::fread(payload_.data(), 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
-  if (static_cast<uint32_t>(crc32(0L, payload_.data(), payload_bytes)) != crc)
+  uint8_t* stored = room(stored_, payload_bytes);
+  if (std::fread(stored, 1, payload_bytes, file_.get()) != payload_bytes) fail(offset_ + sizeof head, "read error");
+  if (static_cast<uint32_t>(crc32(0L, stored, payload_bytes)) != crc)
     fail(offset_ + sizeof head, "chunk checksum mismatch: the payload is corrupt");
-  if (compressed) inflate_payload(records);
+  if (compressed) inflate_payload(records, payload_bytes);
+  else cursor_ = {stored, payload_bytes};  // and the deltas start from 0, as in every chunk
   inflated_ = compressed;
   chunk_offset_ = offset_;
   payload_offset_ = offset_ + sizeof head;
   offset_ = payload_offset_ + payload_bytes;
-  pos_ = 0;
   chunk_records_left_ = records;
-  last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;
   ++chunks_read_;
   return true;
 }
@@ -267,19 +188,19 @@ bool TraceReader::load_chunk() {
 // next chunk's magic: then a bit flip in its length field made it look cut off. Returns that
 // payload's length, or 0.
 uint64_t TraceReader::whole_payload_before(uint64_t available, uint32_t crc) {
-  payload_.resize(available);
-  if (std::fread(payload_.data(), 1, available, file_.get()) != available)
+  uint8_t* stored = room(stored_, available);
+  if (std::fread(stored, 1, available, file_.get()) != available)
     fail(offset_ + layout::kChunkHeaderBytes, "read error");
   const auto chunk_starts_at = [&](uint64_t p) {
     if (p + 4 > available) return false;
-    const uint32_t magic = layout::get_u32(payload_.data() + p);
+    const uint32_t magic = layout::get_u32(stored + p);
     return magic == layout::kChunkMagic || magic == layout::kCompressedChunkMagic;
   };
   uLong running = crc32(0L, Z_NULL, 0);
   uint64_t summed = 0;
   for (uint64_t end = 1; end <= available; ++end) {  // a chunk holds at least one record byte
     if (end != available && !chunk_starts_at(end)) continue;
-    running = crc32(running, payload_.data() + summed, static_cast<uInt>(end - summed));
+    running = crc32(running, stored + summed, static_cast<uInt>(end - summed));
     summed = end;
     if (static_cast<uint32_t>(running) == crc) return end;
   }
@@ -293,42 +214,42 @@ void TraceReader::fail_in_payload(uint64_t pos, const std::string& what) {
 }
 
 // A compressed chunk's stored bytes (u32 raw length, zlib stream) become the raw payload.
-void TraceReader::inflate_payload(uint32_t records) {
+void TraceReader::inflate_payload(uint32_t records, uint32_t stored_bytes) {
   const uint64_t at = offset_ + layout::kChunkHeaderBytes;
-  if (payload_.size() < 4) fail(at, "compressed chunk shorter than its length field");
-  const uint32_t raw_bytes = layout::get_u32(payload_.data());
+  if (stored_bytes < 4) fail(at, "compressed chunk shorter than its length field");
+  const uint32_t raw_bytes = layout::get_u32(stored_.data());
   if (raw_bytes > layout::kMaxChunkPayloadBytes)
     fail(at, "compressed chunk expands to " + std::to_string(raw_bytes) + " bytes, over the 64 MiB limit");
   if (records > raw_bytes) fail(offset_ + 8, "chunk record count " + std::to_string(records) + " does not fit its payload");
-  inflated_payload_.resize(raw_bytes);  // kept between chunks: no allocation per chunk
-  if (!inflate_raw(payload_.data() + 4, payload_.size() - 4, inflated_payload_.data(), raw_bytes))
+  uint8_t* raw = room(inflated_payload_, raw_bytes);
+  if (!inflate_raw(stored_.data() + 4, stored_bytes - 4, raw, raw_bytes))
     fail(at, "compressed chunk does not inflate to its stated " + std::to_string(raw_bytes) + " bytes");
-  payload_.swap(inflated_payload_);
+  cursor_ = {raw, raw_bytes};  // and the deltas start from 0, as in every chunk
 }
 
 bool TraceReader::next(Record& out) {
   if (done_) return false;
   if (chunk_records_left_ == 0 && !load_chunk()) return false;
-  size_t start = pos_;
+  const size_t start = cursor_.pos;
   try {
-    if (pos_ >= payload_.size()) throw std::string("chunk ends before its last record");
-    uint8_t tag = payload_[pos_++];
+    if (cursor_.pos >= cursor_.size) throw std::string("chunk ends before its last record");
+    const uint8_t tag = cursor_.data[cursor_.pos++];
     if (tag == 0 || tag > kRecordKindCount) throw std::string("unknown record tag ") + std::to_string(tag);
-    DeltaState d{last_seq_, last_ptr_, last_timing_seq_, last_start_ns_};
-    FieldReader r{payload_.data(), payload_.size(), pos_, d, strings_cut_};
-    decode_alternative(tag - 1, out, r);
-    last_seq_ = d.seq;
-    last_ptr_ = d.ptr;
-    last_timing_seq_ = d.timing_seq;
-    last_start_ns_ = d.start_ns;
-    if (is_stack_record(out)) stack_ids_->check(out);
+    detail::decode_record(tag, out, cursor_, &strings_cut_);
+    if (kStackKinds.has(out.index())) stack_ids_->check(out);
   } catch (const std::string& what) {
     fail_in_payload(start, what + " (record " + std::to_string(records_read_) + ")");
   }
   --chunk_records_left_;
-  if (chunk_records_left_ == 0 && pos_ != payload_.size())
-    fail_in_payload(pos_, std::to_string(payload_.size() - pos_) + " stray bytes after the chunk's last record");
+  if (chunk_records_left_ == 0 && cursor_.pos != cursor_.size)
+    fail_in_payload(cursor_.pos, std::to_string(cursor_.size - cursor_.pos) + " stray bytes after the chunk's last record");
   ++records_read_;
+  if (kMetaOrEnd.has(out.index())) take_meta_or_end(out, start);
+  return true;
+}
+
+// A meta record's keys join the header; the end record's count must be the file's.
+void TraceReader::take_meta_or_end(const Record& out, size_t start) {
   if (const auto* meta = std::get_if<Meta>(&out)) {
     nlohmann::json extra;
     try {
@@ -346,7 +267,6 @@ bool TraceReader::next(Record& out) {
                                         " records, file has " + std::to_string(records_read_ - 1));
     saw_end_ = true;
   }
-  return true;
 }
 
 }  // namespace streamhaz::trace

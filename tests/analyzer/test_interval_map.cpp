@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -60,6 +61,45 @@ TEST_CASE("interval map: equal neighbours merge, emptied ranges disappear", "[sh
   CHECK(dump(m) == std::vector<std::tuple<uint64_t, uint64_t, int>>{{0, 5, 1}, {25, 30, 1}});
   m.erase(0, 27);
   CHECK(dump(m) == std::vector<std::tuple<uint64_t, uint64_t, int>>{{27, 30, 1}});
+}
+
+// The map against one value per byte: every update visits each byte of its range once, with
+// the value it had, and the map stays the fewest ranges (equal neighbours merged, no empties).
+TEST_CASE("interval map: random updates and erases agree with a byte-by-byte model", "[shadow]") {
+  constexpr uint64_t kBytes = 64;
+  std::mt19937 rng(25);
+  Map m;
+  std::vector<int> model(kBytes, 0);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t lo = rng() % kBytes, hi = lo + 1 + rng() % (kBytes - lo);
+    if (rng() % 8 == 0) {
+      m.erase(lo, hi);
+      std::fill(model.begin() + lo, model.begin() + hi, 0);
+    } else {
+      const int v = static_cast<int>(rng() % 3);  // few values: neighbours often equal, 0 empties
+      std::vector<int> seen(kBytes, -1);
+      uint64_t next = lo;
+      m.update(lo, hi, [&](uint64_t a, uint64_t b, Val& x) {
+        REQUIRE(a == next);  // in address order, nothing skipped or visited twice
+        REQUIRE(a < b);
+        for (uint64_t i = a; i < b; ++i) seen[i] = x.v;
+        next = b;
+        x.v = v;
+      });
+      REQUIRE(next == hi);
+      for (uint64_t i = lo; i < hi; ++i) REQUIRE(seen[i] == model[i]);
+      std::fill(model.begin() + lo, model.begin() + hi, v);
+    }
+    std::vector<std::tuple<uint64_t, uint64_t, int>> fewest;
+    for (uint64_t i = 0; i < kBytes; ++i) {
+      if (!model[i]) continue;
+      if (!fewest.empty() && std::get<1>(fewest.back()) == i && std::get<2>(fewest.back()) == model[i])
+        std::get<1>(fewest.back()) = i + 1;
+      else
+        fewest.emplace_back(i, i + 1, model[i]);
+    }
+    REQUIRE(dump(m) == fewest);
+  }
 }
 
 TEST_CASE("interval map: visit clips to the asked range", "[shadow]") {

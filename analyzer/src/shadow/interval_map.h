@@ -35,29 +35,29 @@ class IntervalMap {
 
   // Calls fn(start, end, V&) for every piece of [lo, hi), gaps included (as V{}), in address
   // order; each piece lies in one former range. Then drops empty values and merges equals.
+  // One tree search: the ranges after the first are reached by walking, split at hi on the way.
   template <class Fn>
   void update(uint64_t lo, uint64_t hi, Fn&& fn) {
     if (lo >= hi) return;
+    auto it = cells_.lower_bound(lo);
     // Fast path: the range is exactly one stored range (a buffer used whole, again).
-    if (auto it = cells_.lower_bound(lo); it != cells_.end() && it->first == lo && it->second.end == hi) {
+    if (it != cells_.end() && it->first == lo && it->second.end == hi) {
       fn(lo, hi, it->second.value);
       settle(it);
       return;
     }
-    split_at(lo);
-    split_at(hi);
-    auto it = cells_.lower_bound(lo);
-    uint64_t pos = lo;
-    while (pos < hi) {
-      if (it == cells_.end() || it->first > pos) {
-        const uint64_t gap_end = (it == cells_.end() || it->first > hi) ? hi : it->first;
-        it = cells_.emplace_hint(it, pos, Cell{gap_end, V{}});
-      }
-      fn(it->first, it->second.end, it->second.value);
-      pos = it->second.end;
-      ++it;
+    if (it != cells_.begin()) {  // a range starting before lo and reaching into it is split at lo
+      if (auto before = std::prev(it); before->second.end > lo) it = split(before, lo);
     }
-    tidy(lo, hi);
+    const auto first = piece_at(it, lo, hi);  // the piece starting at lo
+    it = first;
+    for (;;) {
+      fn(it->first, it->second.end, it->second.value);
+      const uint64_t pos = it->second.end;
+      if (pos >= hi) break;
+      it = piece_at(std::next(it), pos, hi);
+    }
+    tidy(first, hi);
   }
 
   // Calls fn(start, end, const V&) for the stored pieces overlapping [lo, hi), clipped.
@@ -88,11 +88,25 @@ class IntervalMap {
     auto it = cells_.upper_bound(x);
     if (it == cells_.begin()) return;
     --it;
-    if (it->first < x && x < it->second.end) {
-      Cell right{it->second.end, it->second.value};
-      it->second.end = x;
-      cells_.emplace_hint(std::next(it), x, std::move(right));
+    if (it->first < x && x < it->second.end) split(it, x);
+  }
+
+  // Splits the range at `it` at `x`, strictly inside it; returns the right part.
+  typename Map::iterator split(typename Map::iterator it, uint64_t x) {
+    Cell right{it->second.end, it->second.value};
+    it->second.end = x;
+    return cells_.emplace_hint(std::next(it), x, std::move(right));
+  }
+
+  // The piece of [pos, hi) that starts at pos, `it` being the first range starting at or after
+  // pos: that range cut at hi, or the gap before it (inserted, empty).
+  typename Map::iterator piece_at(typename Map::iterator it, uint64_t pos, uint64_t hi) {
+    if (it == cells_.end() || it->first > pos) {
+      const uint64_t gap_end = (it == cells_.end() || it->first > hi) ? hi : it->first;
+      return cells_.emplace_hint(it, pos, Cell{gap_end, V{}});
     }
+    if (it->second.end > hi) split(it, hi);
+    return it;
   }
 
   // After one range changed: drop it if empty, else merge it with equal neighbours.
@@ -115,10 +129,10 @@ class IntervalMap {
     }
   }
 
-  // Drops empty ranges in [lo, hi) and merges equal neighbours from the range before lo
-  // to the range starting at hi.
-  void tidy(uint64_t lo, uint64_t hi) {
-    auto it = cells_.lower_bound(lo);
+  // Drops empty ranges from `first` to the range starting at hi and merges equal neighbours,
+  // from the range before `first` on.
+  void tidy(typename Map::iterator first, uint64_t hi) {
+    auto it = first;
     if (it != cells_.begin()) --it;
     while (it != cells_.end() && it->first <= hi) {
       if (it->second.value.empty()) {

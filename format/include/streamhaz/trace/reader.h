@@ -19,7 +19,16 @@ namespace streamhaz::trace {
 
 namespace detail {
 class StackIdCheck;
-}
+
+// Where decoding stands in the current chunk: its payload, the next byte, and the values the
+// delta-coded fields continue from (field_reader.h decodes from and into it).
+struct ChunkCursor {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t pos = 0;
+  uint64_t seq = 0, ptr = 0, timing_seq = 0, start_ns = 0;
+};
+}  // namespace detail
 
 class TraceError : public std::runtime_error {
  public:
@@ -70,8 +79,9 @@ class TraceReader {
 
  private:
   bool load_chunk();
+  void take_meta_or_end(const Record& out, size_t start);
   uint64_t whole_payload_before(uint64_t available, uint32_t crc);
-  void inflate_payload(uint32_t records);
+  void inflate_payload(uint32_t records, uint32_t stored_bytes);
   [[noreturn]] void fail_in_payload(uint64_t pos, const std::string& what);
   [[noreturn]] void fail(uint64_t offset, const std::string& what) const;
   void mark_truncated(uint64_t offset, const std::string& what);
@@ -87,14 +97,15 @@ class TraceReader {
   uint64_t offset_ = 0;  // of the next chunk
   nlohmann::json header_;
 
-  std::vector<uint8_t> payload_;
-  std::vector<uint8_t> inflated_payload_;  // the other buffer of a compressed chunk's swap
-  uint64_t payload_offset_ = 0;  // file offset of payload_[0] (of a raw chunk)
+  // A chunk's bytes as stored in the file, and a compressed chunk's inflated: grown as needed,
+  // never shrunk, so that no chunk pays for zero-filling them.
+  std::vector<uint8_t> stored_;
+  std::vector<uint8_t> inflated_payload_;
+  detail::ChunkCursor cursor_;    // the payload being decoded (in one of the two) and the place in it
+  uint64_t payload_offset_ = 0;  // file offset of the payload's first byte (of a raw chunk)
   uint64_t chunk_offset_ = 0;    // file offset of the chunk's header
-  bool inflated_ = false;        // payload_ was inflated from a compressed chunk
-  size_t pos_ = 0;
+  bool inflated_ = false;        // the payload was inflated from a compressed chunk
   uint32_t chunk_records_left_ = 0;
-  uint64_t last_seq_ = 0, last_ptr_ = 0, last_timing_seq_ = 0, last_start_ns_ = 0;
 
   bool done_ = false;
   bool truncated_ = false;
