@@ -77,3 +77,64 @@ TEST_CASE("vector clock: components past the inline ones move to the heap and ba
   CHECK(j.get(VectorClock::kInline) == 0);
   CHECK(j.get(VectorClock::kInline + 1) == 1);
 }
+
+TEST_CASE("witness sets: knowledge that came through one site alone rests on it", "[clock][witness]") {
+  // Timeline 0 is stream A, 1 is stream B. B waits (site 1) for an event of A at A's tick 2.
+  VectorClock a, b;
+  a.tick(0);
+  a.tick(0);
+  b.tick(1);
+  CHECK(b.join_via(a, 1));
+  std::vector<SiteId> sites;
+  b.sites_needed_for(Epoch{0, 2}, sites);
+  CHECK(sites == std::vector<SiteId>{1});
+  CHECK(b.rests_on_sites(Epoch{0, 1}));
+  CHECK_FALSE(b.rests_on_sites(Epoch{1, 1}));  // its own past rests on nothing
+
+  // A second route to A's tick 1 only (site 2): without site 1, B still knows tick 1.
+  VectorClock c;
+  c.tick(2);
+  VectorClock a1;
+  a1.tick(0);
+  CHECK(c.join_via(a1, 2));
+  CHECK(b.join(c));  // a plain edge from C (the values of C's timeline grow)
+  sites.clear();
+  b.sites_needed_for(Epoch{0, 1}, sites);
+  CHECK(sites.empty());  // tick 1 arrives through site 1 or through site 2: neither alone is needed
+  sites.clear();
+  b.sites_needed_for(Epoch{0, 2}, sites);
+  CHECK(sites == std::vector<SiteId>{1});  // tick 2 only through site 1
+
+  // A route to tick 2 through no site at all: nothing is needed any more, and the join says the
+  // clock changed although no value grew (a lazily joined host must be joined again).
+  CHECK(b.join(a));
+  CHECK_FALSE(b.rests_on_sites(Epoch{0, 2}));
+
+  // Copies carry the sets; clearing drops them.
+  VectorClock d;
+  d.join_via(a, 3);
+  VectorClock e = d;
+  CHECK(e.rests_on_sites(Epoch{0, 2}));
+  e.clear();
+  CHECK_FALSE(e.rests_on_sites(Epoch{0, 2}));
+}
+
+TEST_CASE("witness sets: two sites in a row are both needed", "[clock][witness]") {
+  VectorClock a, b, c;
+  a.tick(0);
+  b.join_via(a, 1);  // B waits for A (site 1)
+  b.tick(1);
+  c.join_via(b, 2);  // C waits for B (site 2)
+  std::vector<SiteId> sites;
+  c.sites_needed_for(Epoch{0, 1}, sites);
+  CHECK(sites == std::vector<SiteId>{1, 2});
+  sites.clear();
+  c.sites_needed_for(Epoch{1, 1}, sites);
+  CHECK(sites == std::vector<SiteId>{2});
+  // The same site twice on one route is one site: removing it removes both edges.
+  VectorClock d;
+  d.join_via(b, 1);
+  sites.clear();
+  d.sites_needed_for(Epoch{0, 1}, sites);
+  CHECK(sites == std::vector<SiteId>{1});
+}

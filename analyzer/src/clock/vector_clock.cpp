@@ -16,9 +16,39 @@ VectorClock& VectorClock::operator=(VectorClock&& o) noexcept {
     size_ = o.size_;
     std::copy(o.inline_, o.inline_ + o.size_, inline_);
   }
+  witness_ = std::move(o.witness_);
   o.size_ = 0;
   o.capacity_ = kInline;
   return *this;
+}
+
+void VectorClock::copy_witness(const VectorClock& o) {
+  if (!o.witness_) witness_.reset();
+  else if (witness_) *witness_ = *o.witness_;
+  else witness_ = std::make_unique<Witness>(*o.witness_);
+}
+
+bool VectorClock::join_witnessed(const VectorClock& other, SiteId via) {
+  static const Witness kNone;
+  Witness joined = join_witness(witness_ ? *witness_ : kNone, data(), size_,
+                                other.witness_ ? *other.witness_ : kNone, other.data(), other.size_, via);
+  const bool same = witness_ ? joined == *witness_ : joined.empty();
+  if (joined.empty()) witness_.reset();
+  else if (witness_) *witness_ = std::move(joined);
+  else witness_ = std::make_unique<Witness>(std::move(joined));
+  return join(other.data(), other.size_) || !same;
+}
+
+void VectorClock::sites_needed_for(Epoch e, std::vector<SiteId>& out) const {
+  if (!witness_ || !covers(e)) return;
+  for (const WitnessEntry& w : *witness_)
+    if (w.timeline == e.timeline && w.without < e.clock) out.push_back(w.site);
+}
+
+bool VectorClock::rests_on_sites_slow(Epoch e) const {
+  for (const WitnessEntry& w : *witness_)
+    if (w.timeline == e.timeline && w.without < e.clock) return true;
+  return false;
 }
 
 void VectorClock::assign(const ClockValue* v, uint32_t n) {

@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "clock/witness.h"
+
 namespace streamhaz::analysis {
 
 using TimelineId = uint32_t;
@@ -31,9 +33,15 @@ class VectorClock {
   static constexpr uint32_t kInline = 8;
 
   VectorClock() = default;
-  VectorClock(const VectorClock& o) { assign(o.data(), o.size_); }
+  VectorClock(const VectorClock& o) {
+    assign(o.data(), o.size_);
+    if (o.witness_) witness_ = std::make_unique<Witness>(*o.witness_);
+  }
   VectorClock& operator=(const VectorClock& o) {
-    if (this != &o) assign(o.data(), o.size_);
+    if (this != &o) {
+      assign(o.data(), o.size_);
+      if (o.witness_ || witness_) copy_witness(o);
+    }
     return *this;
   }
   VectorClock(VectorClock&& o) noexcept { *this = std::move(o); }
@@ -41,15 +49,30 @@ class VectorClock {
 
   ClockValue get(TimelineId t) const { return t < size_ ? data()[t] : 0; }
   void set(TimelineId t, ClockValue c);
-  void clear() { size_ = 0; }  // back to the empty clock, capacity kept
+  void clear() {  // back to the empty clock, capacity kept
+    size_ = 0;
+    witness_.reset();
+  }
   // Advances this clock's own timeline and returns the new epoch (inline: once per operation).
   Epoch tick(TimelineId own) {
     if (own >= size_) grow(own + 1);
     return Epoch{own, ++mutable_data()[own]};
   }
-  // Pointwise maximum; returns whether anything grew.
-  bool join(const VectorClock& other) { return join(other.data(), other.size_); }
+  // Pointwise maximum; returns whether anything grew (or, with witness sets, changed).
+  bool join(const VectorClock& other) {
+    if (!witness_ && !other.witness_) [[likely]]
+      return join(other.data(), other.size_);
+    return join_witnessed(other, 0);
+  }
   bool join(const ClockValue* v, size_t n);
+  // The join along the edge of synchronisation site `via` (witness.h); site 0 is a plain join.
+  bool join_via(const VectorClock& other, SiteId via) {
+    return via || witness_ || other.witness_ ? join_witnessed(other, via) : join(other.data(), other.size_);
+  }
+  // The sites without any one of which this clock would not cover `e` (none when it does not
+  // cover `e` at all), appended to `out`.
+  void sites_needed_for(Epoch e, std::vector<SiteId>& out) const;
+  bool rests_on_sites(Epoch e) const { return witness_ && covers(e) && rests_on_sites_slow(e); }
   // Does the operation at `e` happen before (or is it) the point this clock describes?
   bool covers(Epoch e) const { return e.clock <= get(e.timeline); }
   // Does this clock know everything `other` knows (pointwise at least as large)?
@@ -62,11 +85,17 @@ class VectorClock {
   ClockValue* mutable_data() { return heap_ ? heap_.get() : inline_; }
   void assign(const ClockValue* v, uint32_t n);
   void grow(size_t n);  // to n components, the new ones 0
+  void copy_witness(const VectorClock& o);
+  bool join_witnessed(const VectorClock& other, SiteId via);
+  bool rests_on_sites_slow(Epoch e) const;
 
   uint32_t size_ = 0;
   uint32_t capacity_ = kInline;
   ClockValue inline_[kInline] = {};
   std::unique_ptr<ClockValue[]> heap_;  // only when capacity_ > kInline
+  // Only in the over-synchronisation pass's checks: the sites this clock's knowledge rests on
+  // (null: none, which is every clock of an ordinary check).
+  std::unique_ptr<Witness> witness_;
 };
 
 // Hands out timeline numbers; shared by every rank of one analysis in the dense mode, where

@@ -27,6 +27,8 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
       collectives_(collectives),
       findings_(findings),
       options_(options) {
+  shadow_.keep_all_readers(options.keep_all_readers);
+  pointer_shadow_.keep_all(options.keep_all_readers);
   on(trace::HostThread{0});
 }
 
@@ -135,8 +137,14 @@ void RankEngine::sync_with_host(StreamState& s) {
   s.host_version_seen = host_->version;
 }
 
-void RankEngine::host_joins(const VectorClock& c) {
-  if (host_->clock.join(c)) ++host_->version;
+void RankEngine::host_joins(const VectorClock& c, SiteId via) {
+  if (host_->clock.join_via(c, via)) ++host_->version;
+}
+
+SiteId RankEngine::site_of(uint64_t seq) const {
+  if (!options_.sync_sites) return 0;
+  auto it = options_.sync_sites->find({rank_, seq});
+  return it != options_.sync_sites->end() ? it->second : 0;
 }
 
 bool RankEngine::barrier_skipped() const {
@@ -153,17 +161,20 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
     s.legacy_pending = VectorClock{};
   }
   const bool barrier = s.legacy() && !barrier_skipped();
+  const SiteId barrier_site = barrier && current_ && trace::op_common(*current_) && !replaying_
+                                  ? site_of(trace::op_common(*current_)->seq)
+                                  : 0;
   // The legacy default stream waits for all blocking streams of its device...
   if (barrier)
     for (const StreamState& b : streams_)
-      if (b.blocking() && b.device == s.device) s.clock.join(b.clock);
+      if (b.blocking() && b.device == s.device) s.clock.join_via(b.clock, barrier_site);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
   // ...and work issued later on any blocking stream waits for it (at that stream's next
   // command, not before: cudaStreamSynchronize of a blocking stream does not wait for it).
   if (barrier)
     for (StreamState& b : streams_)
-      if (b.blocking() && b.device == s.device) b.legacy_pending.join(s.clock);
+      if (b.blocking() && b.device == s.device) b.legacy_pending.join_via(s.clock, barrier_site);
   return e;
 }
 
@@ -234,7 +245,7 @@ void RankEngine::on(const trace::EventRecord& r) {
 void RankEngine::on(const trace::EventWait& r) {
   if (replaying_) {
     auto it = replay_events_.find(r.event);
-    if (it != replay_events_.end()) streams_[slot_of(r.stream)].clock.join(it->second);
+    if (it != replay_events_.end()) streams_[slot_of(r.stream)].clock.join_via(it->second, site_of(r.seq));
     return;  // a wait on an event from outside the capture: no edge
   }
   const trace::GraphId from_capture = event(r.event).captured_in;
@@ -245,29 +256,35 @@ void RankEngine::on(const trace::EventWait& r) {
   if (captured(*current_, r.stream)) return;
   const EventState& ev = event(r.event);
   if (!ev.recorded) return;  // waiting on a never-recorded event is a no-op in CUDA
-  stream(r.stream).clock.join(ev.clock);
+  stream(r.stream).clock.join_via(ev.clock, site_of(r.seq));
 }
 
 void RankEngine::on(const trace::EventSync& r) {
   const EventState& ev = event(r.event);
-  if (ev.recorded) host_joins(ev.clock);
+  if (ev.recorded) host_joins(ev.clock, site_of(r.seq));
 }
 
 void RankEngine::on(const trace::EventQuery& r) {
   if (!r.complete) return;  // cudaErrorNotReady promises nothing
   const EventState& ev = event(r.event);
-  if (ev.recorded) host_joins(ev.clock);
+  if (!ev.recorded) return;
+  if (options_.on_idle_query && host_->clock.covers_all(ev.clock)) options_.on_idle_query(rank_, r.seq);
+  host_joins(ev.clock);
 }
 
-void RankEngine::on(const trace::StreamSync& r) { host_joins(stream(r.stream).clock); }
+void RankEngine::on(const trace::StreamSync& r) { host_joins(stream(r.stream).clock, site_of(r.seq)); }
 
 void RankEngine::on(const trace::StreamQuery& r) {
-  if (r.complete) host_joins(stream(r.stream).clock);
+  if (!r.complete) return;
+  const VectorClock& c = stream(r.stream).clock;
+  if (options_.on_idle_query && host_->clock.covers_all(c)) options_.on_idle_query(rank_, r.seq);
+  host_joins(c);
 }
 
 void RankEngine::on(const trace::DeviceSync& r) {
+  const SiteId site = site_of(r.seq);
   for (const StreamState& s : streams_)
-    if (s.device == r.device) host_joins(s.clock);
+    if (s.device == r.device) host_joins(s.clock, site);
 }
 
 // --- operations --------------------------------------------------------------------------
@@ -432,7 +449,7 @@ void RankEngine::on(const trace::Nccl& r) {
   if (captured(*current_, r.op.stream)) return;
   const uint32_t slot = slot_of(r.op.stream);
   // Cross-rank edges only outside graph replays: a rank cannot wait in the middle of one.
-  const bool cross_rank = is_collective(r) && !replaying_;
+  const bool cross_rank = is_collective(r) && !replaying_ && !options_.local_order;
   if (cross_rank) {
     enqueue(slot, false);
     collective_start_ = streams_[slot].clock;  // what is ordered before the call starts on this rank
@@ -490,6 +507,24 @@ void RankEngine::hand_over_ahead_posts() {
   ahead_buffered_ = 0;
 }
 
+namespace {
+// The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
+template <class OpConflictT>
+void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
+  for (OpConflictT& oc : into) {
+    if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
+      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
+      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
+      oc.c.lo = std::min(oc.c.lo, c.lo);
+      oc.c.hi = std::max(oc.c.hi, c.hi);
+      return;
+    }
+  }
+  into.push_back({c, second_role});
+}
+bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
+}  // namespace
+
 // --- memory ------------------------------------------------------------------------------
 
 void RankEngine::on(const trace::Alloc& r) {
@@ -526,74 +561,78 @@ void RankEngine::on(const trace::Free& r) {
   op.stream_slot = kHostSlot;
   op.kind = OpKind::Free;
   op.flags = kOpHostSide;
-  shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_);
+  std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
+  shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_, ordered);
   for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
+  if (ordered)
+    for (const Conflict& c : *ordered) gather(op_ordered_, c, AccessMode::Write);
   conflicts_.clear();
-  pointer_shadow_.touched(a.base, range_end(a.base, a.bytes), AccessMode::Write, op, host_->clock, conflicts_);
+  pointer_shadow_.touched(a.base, range_end(a.base, a.bytes), AccessMode::Write, op, host_->clock, conflicts_, ordered);
   for (const Conflict& c : conflicts_) {
     const Evidence e = judge(Side{c.first, c.first_role}, Side{op, AccessMode::Write});
     if (e != Evidence::None) report(c, op, AccessMode::Write, e == Evidence::Possible);
   }
+  if (ordered)
+    for (const Conflict& c : *ordered)
+      if (judge(Side{c.first, c.first_role}, Side{op, AccessMode::Write}) != Evidence::None)
+        gather(op_ordered_, c, AccessMode::Write);
+  report_ordered(op);
   pointer_shadow_.forget(a.base, range_end(a.base, a.bytes));
   book_.release(r.ptr);
 }
 
 void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
 
-namespace {
-// The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
-template <class OpConflictT>
-void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
-  for (OpConflictT& oc : into) {
-    if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
-      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
-      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
-      oc.c.lo = std::min(oc.c.lo, c.lo);
-      oc.c.hi = std::max(oc.c.hi, c.hi);
-      return;
-    }
-  }
-  into.push_back({c, second_role});
-}
-bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
-}  // namespace
 
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
-  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_);
+  std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
+  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
+  if (ordered)
+    for (const Conflict& c : *ordered) gather(op_ordered_, c, b.mode);
   if (!pointer_shadow_.empty()) {
     pointer_conflicts_.clear();
-    pointer_shadow_.touched(b.lo, b.hi, b.mode, op, now, pointer_conflicts_);
+    if (ordered) ordered->clear();
+    pointer_shadow_.touched(b.lo, b.hi, b.mode, op, now, pointer_conflicts_, ordered);
     for (const Conflict& c : pointer_conflicts_) gather_pointer_conflict(c, op, b.mode);
+    if (ordered)
+      for (const Conflict& c : *ordered) gather_pointer_conflict(c, op, b.mode, true);
   }
 }
 
-void RankEngine::gather_pointer_conflict(const Conflict& c, const OpStamp& second, AccessMode second_role) {
-  switch (judge(Side{c.first, c.first_role}, Side{second, second_role})) {
-    case Evidence::Race: return gather(op_conflicts_, c, second_role);
-    case Evidence::Possible: return gather(op_possible_, c, second_role);
-    case Evidence::None: return;
-  }
+void RankEngine::gather_pointer_conflict(const Conflict& c, const OpStamp& second, AccessMode second_role,
+                                         bool ordered) {
+  const Evidence e = judge(Side{c.first, c.first_role}, Side{second, second_role});
+  if (e == Evidence::None) return;
+  // The over-synchronisation pass counts a possible pair as one to keep ordered.
+  if (ordered) return gather(op_ordered_, c, second_role);
+  gather(e == Evidence::Race ? op_conflicts_ : op_possible_, c, second_role);
 }
 
 // A pointer-tier kernel meets the accesses of other tiers that cover the byte its argument
 // points at (the last writer; the readers since, when it writes), and earlier pointer-tier
 // accesses with the same pointer value; pointer_evidence.h says which pairs are races.
 void RankEngine::touch_pointers(const OpStamp& op, const std::vector<PointerArg>& pointers, const VectorClock& now) {
+  std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   for (const PointerArg& p : pointers) {
     pointer_conflicts_.clear();
+    if (ordered) ordered->clear();
     const uint64_t next = range_end(p.addr, 1);
     const bool may_write = writes(p.role);
+    auto meet = [&](const OpStamp& prev, AccessMode role) {
+      if (!prev.valid() || prev == op) return;
+      if (!now.covers(prev.epoch)) pointer_conflicts_.push_back(Conflict{prev, role, p.addr, next});
+      else if (ordered && now.rests_on_sites(prev.epoch)) ordered->push_back(Conflict{prev, role, p.addr, next});
+    };
     shadow_.cells().visit(p.addr, next, [&](uint64_t, uint64_t, const ShadowCell& cell) {
-      if (cell.writer.valid() && !(cell.writer == op) && !now.covers(cell.writer.epoch))
-        pointer_conflicts_.push_back(Conflict{cell.writer, AccessMode::Write, p.addr, next});
+      meet(cell.writer, AccessMode::Write);
       if (may_write)
-        for (const OpStamp& reader : cell.readers)
-          if (!(reader == op) && !now.covers(reader.epoch))
-            pointer_conflicts_.push_back(Conflict{reader, AccessMode::Read, p.addr, next});
+        for (const OpStamp& reader : cell.readers) meet(reader, AccessMode::Read);
     });
-    pointer_shadow_.access(p.addr, PointerUse{op, p.role}, now, pointer_conflicts_);
+    pointer_shadow_.access(p.addr, PointerUse{op, p.role}, now, pointer_conflicts_, ordered);
     for (const Conflict& c : pointer_conflicts_) gather_pointer_conflict(c, op, p.role);
+    if (ordered)
+      for (const Conflict& c : *ordered) gather_pointer_conflict(c, op, p.role, true);
   }
 }
 
@@ -602,6 +641,20 @@ void RankEngine::report_conflicts(const OpStamp& op) {
   op_conflicts_.clear();
   for (const OpConflict& oc : op_possible_) report(oc.c, op, oc.second_role, true);
   op_possible_.clear();
+  report_ordered(op);
+}
+
+void RankEngine::report_ordered(const OpStamp& op) {
+  if (op_ordered_.empty()) return;
+  // The clock the accesses were checked with: the operation's stream's (or the host's), which
+  // nothing changes between the check and this report.
+  const VectorClock& now = op.stream_slot == kHostSlot ? host_->clock : streams_[op.stream_slot].clock;
+  for (const OpConflict& oc : op_ordered_) {
+    sites_scratch_.clear();
+    now.sites_needed_for(oc.c.first.epoch, sites_scratch_);
+    if (!sites_scratch_.empty()) options_.on_ordered_by_sites(rank_, oc.c.first.seq, op.seq, oc.c.lo, sites_scratch_);
+  }
+  op_ordered_.clear();
 }
 
 }  // namespace streamhaz::analysis

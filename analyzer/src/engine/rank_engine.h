@@ -173,7 +173,10 @@ class RankEngine {
   uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
   StreamState* known_stream(trace::StreamId id);  // created or used before, else null
   void sync_with_host(StreamState& s);
-  void host_joins(const VectorClock& c);
+  void host_joins(const VectorClock& c, SiteId via = 0);
+  // The over-synchronisation pass's site of the synchronisation record `seq` (0: none).
+  SiteId site_of(uint64_t seq) const;
+  bool tracing_sites() const { return bool(options_.on_ordered_by_sites); }
   // The point in stream order where a command issued now takes effect (host and legacy-stream
   // edges applied); `tick` makes it a new operation with its own epoch.
   Epoch enqueue(uint32_t slot, bool tick = true);
@@ -190,12 +193,15 @@ class RankEngine {
   // an operation reading and writing the same bytes (in place) gives one finding per pair.
   void touch(const OpStamp& op, const ByteRange& r, const VectorClock& now);
   void report_conflicts(const OpStamp& op);
+  // Hands the pass the pairs `op` met that are ordered only through synchronisation sites.
+  void report_ordered(const OpStamp& op);
   // `possible`: one side is a pointer-tier access and the evidence is not enough for a race
   // (pointer_evidence.h).
   void report(const Conflict& c, const OpStamp& second, trace::AccessMode second_role, bool possible = false);
   void touch_pointers(const OpStamp& op, const std::vector<PointerArg>& pointers, const VectorClock& now);
   // A conflict with pointer evidence on one side or both, filed as a race or a possible race.
-  void gather_pointer_conflict(const Conflict& c, const OpStamp& second, trace::AccessMode second_role);
+  void gather_pointer_conflict(const Conflict& c, const OpStamp& second, trace::AccessMode second_role,
+                               bool ordered = false);
   // Adds the static tier's ranges of a launch to the pending kernel (kernel_summary.h).
   void add_summary_ranges(const trace::Kernel& k);
   void flush_pending();
@@ -286,6 +292,9 @@ class RankEngine {
   };
   std::vector<OpConflict> op_conflicts_;  // of the operation being checked
   std::vector<OpConflict> op_possible_;   // its possible conflicts (pointer tier)
+  std::vector<OpConflict> op_ordered_;    // its pairs ordered only through sites (tracing_sites())
+  std::vector<Conflict> ordered_scratch_;
+  std::vector<SiteId> sites_scratch_;
   std::vector<Conflict> pointer_conflicts_;  // scratch
   std::unordered_map<PatternKey, size_t, PatternHash> patterns_;
   uint64_t operations_ = 0;

@@ -14,6 +14,8 @@ bool RankRun::skipped(const trace::Record& r) const {
   else if (const auto* e = std::get_if<trace::EventSync>(&r)) seq = e->seq;
   else if (const auto* s = std::get_if<trace::StreamSync>(&r)) seq = s->seq;
   else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) seq = d->seq;
+  else if (const auto* q = std::get_if<trace::EventQuery>(&r)) seq = q->seq;
+  else if (const auto* q = std::get_if<trace::StreamQuery>(&r)) seq = q->seq;
   return seq && skip->count({memory->rank, seq});
 }
 

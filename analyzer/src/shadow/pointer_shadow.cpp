@@ -19,10 +19,19 @@ Conflict pointer_conflict(const PointerUse& prev, uint64_t addr) {
 
 }  // namespace
 
-void PointerShadow::access(uint64_t addr, const PointerUse& use, const VectorClock& now, std::vector<Conflict>& out) {
+void PointerShadow::access(uint64_t addr, const PointerUse& use, const VectorClock& now, std::vector<Conflict>& out,
+                           std::vector<Conflict>* ordered) {
   std::vector<PointerUse>& seen = at_[addr];
-  for (const PointerUse& prev : seen)
+  for (const PointerUse& prev : seen) {
     if (unordered(prev.op, use.op, now)) out.push_back(pointer_conflict(prev, addr));
+    else if (ordered && !(prev.op == use.op) && now.rests_on_sites(prev.op.epoch))
+      ordered->push_back(pointer_conflict(prev, addr));
+  }
+  if (keep_all_) {
+    std::erase_if(seen, [&](const PointerUse& prev) { return prev.op == use.op; });
+    seen.push_back(use);
+    return;
+  }
   // An access ordered before this one is covered by it: a later operation not ordered after
   // this one is reported against it anyway, and one ordered after it is ordered after both.
   // Covered only by an access at least as strong as evidence: a directed read does not cover a
@@ -35,11 +44,15 @@ void PointerShadow::access(uint64_t addr, const PointerUse& use, const VectorClo
 }
 
 void PointerShadow::touched(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
-                            std::vector<Conflict>& out) const {
+                            std::vector<Conflict>& out, std::vector<Conflict>* ordered) const {
   if (at_.empty() || lo >= hi) return;
   for (auto it = at_.lower_bound(lo); it != at_.end() && it->first < hi; ++it)
-    for (const PointerUse& prev : it->second)
-      if ((writes(mode) || writes(prev.role)) && unordered(prev.op, op, now)) out.push_back(pointer_conflict(prev, it->first));
+    for (const PointerUse& prev : it->second) {
+      if (!writes(mode) && !writes(prev.role)) continue;
+      if (unordered(prev.op, op, now)) out.push_back(pointer_conflict(prev, it->first));
+      else if (ordered && !(prev.op == op) && now.rests_on_sites(prev.op.epoch))
+        ordered->push_back(pointer_conflict(prev, it->first));
+    }
 }
 
 void PointerShadow::forget(uint64_t lo, uint64_t hi) {

@@ -32,11 +32,18 @@ struct Conflict {
 class ShadowMemory {
  public:
   // Checks and records an access of [lo, hi) by `op`, whose clock is `now`. Conflicts found
-  // are appended to `out` (cleared first), one per earlier operation and role.
+  // are appended to `out` (cleared first), one per earlier operation and role. With `ordered`,
+  // conflicting pairs that `now` orders only through synchronisation sites (clock/witness.h)
+  // are appended there (cleared first) the same way.
   void access(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
-              std::vector<Conflict>& out);
+              std::vector<Conflict>& out, std::vector<Conflict>* ordered = nullptr);
   // Checks [lo, hi) like a write by `op` (freeing memory), then forgets its history.
-  void release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out);
+  void release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out,
+               std::vector<Conflict>* ordered = nullptr);
+  // Keep every read since the last write instead of forgetting those ordered before a later
+  // read (AnalysisOptions::keep_all_readers): more to check at the next write, but which pairs
+  // are checked no longer depends on the order.
+  void keep_all_readers(bool keep) { keep_all_readers_ = keep; }
   // Forgets the history of [lo, hi) (fresh allocation).
   void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
 
@@ -45,6 +52,7 @@ class ShadowMemory {
 
  private:
   IntervalMap<ShadowCell> cells_;
+  bool keep_all_readers_ = false;
 };
 
 }  // namespace streamhaz::analysis

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,11 +46,33 @@ struct AnalysisOptions {
   // ...from this many ranks on: with fewer, every rank's state stays in the caches between
   // turns and running ahead only costs instructions (about 1 % more at 2 ranks).
   unsigned run_ahead_from_ranks = 16;
-  // analyze_records only: synchronisation records (event waits and syncs) to leave out, by
-  // (rank, seq), so that re-checks without one need no copy of the run. A legacy-stream
+  // analyze_records only: synchronisation records (event waits, syncs and queries) to leave out,
+  // by (rank, seq), so that re-checks without one need no copy of the run. A legacy-stream
   // operation named here keeps its stream order but loses its implicit barrier with the
   // blocking streams (the over-synchronisation pass judges those barriers too).
   const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
+
+  // analyze_records only, for the over-synchronisation pass (docs/sync-and-replay.md, "How
+  // verdicts are computed"). Each rank's own order alone: collectives carry no order between
+  // ranks, so that a synchronisation is judged by what its rank needs of it.
+  bool local_order = false;
+  // Shadow memory keeps every read since the last write, where it would forget a read ordered
+  // before a later one: which pairs are checked then does not depend on the order, so that
+  // checks of a run with and without a synchronisation compare the same pairs.
+  bool keep_all_readers = false;
+  // Synchronisation sites whose edges the check traces through the run, by (rank, seq) of each
+  // instance (an event wait, a host synchronisation, a legacy-stream operation's barrier) to a
+  // site number from 1; and the callback for every conflicting pair that is ordered, but only
+  // through some of them: `sites` lists each site without which the pair would be unordered.
+  const std::map<std::pair<int, uint64_t>, uint32_t>* sync_sites = nullptr;
+  std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte,
+                     std::span<const uint32_t> sites)>
+      on_ordered_by_sites;
+  // Called for every successful event or stream query whose event or stream the host had
+  // already waited for: it observes nothing the host did not know, and its success says only
+  // that the host waited (the pass leaves such queries out of every check: without the wait
+  // that made them succeed they would have failed).
+  std::function<void(int rank, uint64_t seq)> on_idle_query;
 };
 
 // One rank's records held in memory (an edited copy of a trace).
