@@ -1,5 +1,8 @@
 #include "analysis_flags.h"
 
+#include <map>
+#include <string>
+
 namespace streamhaz::cli {
 
 CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
@@ -21,7 +24,7 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
       ->check(CLI::Range(uint64_t{1000}, uint64_t{100000000}))
       ->capture_default_str();
   cmd->add_option("--sync-window-syncs", f.sync_window_syncs,
-                  "Synchronisations per trace the over-synchronisation pass judges (it re-checks the window for each)")
+                  "Synchronisations per trace the over-synchronisation pass judges")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}))
       ->capture_default_str();
   cmd->add_option("--oversync-min-cost", f.min_cost_pct,
@@ -30,6 +33,13 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
       ->capture_default_str();
   cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times and the steps the over-synchronisation pass judges)")
       ->capture_default_str();
+  cmd->add_option("--sync-algorithm", f.sync_algorithm,
+                  "How the over-synchronisation pass finds what each site protects: witness (one check of the run "
+                  "for every site) or removal (one check per site, the reference; slower)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, analysis::SyncAlgorithm>{{"witness", analysis::SyncAlgorithm::Witness},
+                                                         {"removal", analysis::SyncAlgorithm::Removal}}))
+      ->default_str("witness");
   cmd->add_option("--warmup-steps", f.warmup_steps,
                   "Steps the over-synchronisation pass leaves out at the start (allocator growth, library set-up)")
       ->check(CLI::Range(0, 1000000))
@@ -50,6 +60,7 @@ analysis::CheckRequest check_request(const AnalysisFlags& f, std::vector<std::st
     sync.min_cost = f.min_cost_pct / 100.0;
     sync.replay.step_range = f.step_range;
     sync.warmup_steps = f.warmup_steps;
+    sync.algorithm = f.sync_algorithm;
     r.sync = sync;
   }
   return r;

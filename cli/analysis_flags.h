@@ -21,6 +21,7 @@ struct AnalysisFlags {
   double min_cost_pct = 1.0;
   std::string step_range = "step";
   int warmup_steps = analysis::SyncOptions{}.warmup_steps;
+  analysis::SyncAlgorithm sync_algorithm = analysis::SyncOptions{}.algorithm;
 };
 
 // Adds the flags to `cmd`; returns --no-sync's option, for options that exclude it.

@@ -82,6 +82,27 @@ json trace_json(const analysis::TraceSummary& t) {
           {"records_lost", t.records_lost}, {"dropped_records", t.dropped_records}};
 }
 
+json sync_sites_json(const std::vector<analysis::SyncVerdict>& sites) {
+  json out = json::array();
+  for (const analysis::SyncVerdict& v : sites) {
+    const bool costed = v.step_ns > 0;
+    const bool predicted = costed && v.step_without_ns > 0;
+    out.push_back({{"key", v.key},
+                   {"what", v.what},
+                   {"where", v.where},
+                   {"verdict", analysis::to_string(v.verdict)},
+                   {"instances", v.instances},
+                   {"pairs", v.pairs},
+                   {"kernels_without_footprint", v.unfootprinted},
+                   {"stall_ns_per_step", costed ? json(v.stall_ns_per_step) : json(nullptr)},
+                   {"step_ns", costed ? json(v.step_ns) : json(nullptr)},
+                   {"predicted_step_ns", predicted ? json(v.step_without_ns) : json(nullptr)},
+                   {"prediction", !predicted ? "none" : v.replaced ? "minimal-waits" : "without"},
+                   {"finding", v.finding}});
+  }
+  return out;
+}
+
 }  // namespace
 
 json json_report(const ReportInput& input) {
@@ -118,6 +139,7 @@ json json_report(const ReportInput& input) {
           {"findings", std::move(findings)},
           {"suppressed", std::move(suppressed)},
           {"sync_notes", a.sync_notes},
+          {"sync_sites", sync_sites_json(a.sync_sites)},
           {"sync_scope", a.sync_scope},
           {"minimal_sync", a.minimal_sync}};
 }

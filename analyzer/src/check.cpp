@@ -12,6 +12,7 @@ CheckResult check(const CheckRequest& request) {
     for (Finding& f : rep.findings) out.analysis.findings.push_back(std::move(f));
     for (std::string& w : rep.warnings) out.analysis.warnings.push_back(std::move(w));
     out.analysis.sync_notes = std::move(rep.notes);
+    out.analysis.sync_sites = std::move(rep.verdicts);
     out.analysis.minimal_sync = std::move(rep.advice);
     out.analysis.sync_scope = std::move(rep.scope);
     out.minimal_sync = std::move(rep.minimal);

@@ -407,3 +407,59 @@ TEST_CASE("oversync: a wait on an event of the warm-up step is never called redu
 }
 
 }  // namespace streamhaz::testing
+
+namespace streamhaz::testing {
+namespace {
+
+const analysis::SyncVerdict* verdict_of(const SyncReport& rep, const std::string& what) {
+  for (const analysis::SyncVerdict& v : rep.verdicts)
+    if (v.what == what) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("oversync: a query that succeeds only because the host waited does not stand in for the wait",
+          "[oversync][query]") {
+  // DeepSpeed's epilogue: the reduction stream writes the gradient partition, the device is
+  // synchronised, the caching allocator polls an event of the reduction stream (it succeeds: the
+  // device is idle) and the optimizer reads the partition on the compute stream. Without the
+  // synchronisation the poll fails and the read races (seen on an H200), so the synchronisation
+  // protects the pair: the poll must not be taken to order it.
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), red = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "partition");
+  const EventId e = r0.event();
+  r0.kernel(red, "copy_out", {writes(x, 4096)}, 100);
+  r0.record(e, red);
+  r0.device_sync();
+  r0.event_query(e, true);
+  r0.kernel(c, "grad_norm", {reads(x, 4096)}, 10);
+  const SyncReport rep = sync_report(run);
+  const auto* v = verdict_of(rep, "cudaDeviceSynchronize() on device 0");
+  REQUIRE(v);
+  CHECK(v->verdict == SyncJudgement::Protects);
+  CHECK(v->pairs == 1);
+}
+
+TEST_CASE("oversync: a query that observes completion on its own orders what it observed", "[oversync][query]") {
+  // The host never waited for the reduction stream: its successful query is an observation of
+  // its own, and the unrelated stream synchronisation before it protects nothing.
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), red = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "partition");
+  const EventId e = r0.event();
+  r0.kernel(red, "copy_out", {writes(x, 4096)}, 100);
+  r0.record(e, red);
+  r0.stream_sync(c);
+  r0.event_query(e, true);
+  r0.kernel(c, "grad_norm", {reads(x, 4096)}, 10);
+  const SyncReport rep = sync_report(run);
+  const auto* v = verdict_of(rep, "cudaStreamSynchronize(compute)");
+  REQUIRE(v);
+  CHECK(v->verdict == SyncJudgement::Redundant);
+}
+
+}  // namespace streamhaz::testing

@@ -88,6 +88,10 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
       for (const auto& [s, used] : streams) fence(s, ++max_seq, end_fences++);
     most_fences = std::max({most_fences, start_fences, end_fences});
   }
+  // The queries whose success only repeats a wait (their clocks are the same in every variant).
+  AnalysisOptions idle = pass_check_options();
+  idle.on_idle_query = [&](int rank, uint64_t seq) { v.idle_queries.insert({rank, seq}); };
+  analyze_records(run, idle);
   // The variants differ only in the modes of the touch-all accesses.
   auto variant = [&](auto mode_of) {
     std::vector<RankRecords> out = all;
@@ -109,11 +113,11 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
 VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
                            std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte) {
   VariantPairs p;
+  const auto skip = v.left_out(w ? w->drop : std::set<std::pair<int, uint64_t>>{});
   auto pairs_of = [&](const std::vector<RankRecords>& run) {
-    if (!w) return unordered_pairs(run, first_byte);
-    if (w->add.empty() && w->drop_kinds.empty()) return unordered_pairs(run, first_byte, &w->drop);  // drops only: no copy
+    if (!w || (w->add.empty() && w->drop_kinds.empty())) return unordered_pairs(run, first_byte, &skip);  // no copy
     // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
-    return unordered_pairs(apply_edits(run, *w), first_byte, &w->drop);
+    return unordered_pairs(apply_edits(run, *w), first_byte, &skip);
   };
   p.real = pairs_of(v.real);
   for (const auto& run : v.touch) p.touch.push_back(pairs_of(run));
@@ -131,20 +135,28 @@ void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSe
 
 void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
                          PairSet& all, bool first_only) {
+  const auto skip = v.left_out(drop);
   for (size_t i = 0; i < v.touch.size() && i < base.touch.size(); ++i) {
-    const PairSet p = new_pairs(unordered_pairs(v.touch[i], nullptr, &drop), base.touch[i]);
+    const PairSet p = new_pairs(unordered_pairs(v.touch[i], nullptr, &skip), base.touch[i]);
     all.insert(p.begin(), p.end());
     if (first_only && !all.empty()) return;
   }
 }
 
+AnalysisOptions pass_check_options(PassOrder order) {
+  AnalysisOptions o;
+  o.backfill_timings = false;
+  o.local_order = order == PassOrder::Local;
+  o.keep_all_readers = true;
+  return o;
+}
+
 PairSet unordered_pairs(const std::vector<RankRecords>& run,
                         std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte,
-                        const std::set<std::pair<int, uint64_t>>* skip) {
+                        const std::set<std::pair<int, uint64_t>>* skip, PassOrder order) {
   PairSet pairs;
-  AnalysisOptions o;
+  AnalysisOptions o = pass_check_options(order);
   o.skip_syncs = skip;
-  o.backfill_timings = false;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
     pairs.insert({rank, a, b});
     if (first_byte) first_byte->try_emplace({rank, a, b}, lo);

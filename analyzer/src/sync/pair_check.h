@@ -1,7 +1,12 @@
 // Conflicting pairs of an edited run, through the race check itself: the engine's unordered
-// pairs, one by one. Two variants of a run are checked: as traced, and with every kernel that
+// pairs, one by one. Variants of a run are checked: as traced, and with every kernel that
 // has no footprint (or only pointer-tier accesses) made to read and write all memory, which
 // is what such a kernel may do.
+//
+// The pass checks each rank's own order (AnalysisOptions::local_order: a synchronisation is
+// judged by what its own rank needs of it, not by order another rank's synchronisation happens
+// to carry back) and keeps every read in shadow memory (keep_all_readers: a check with a
+// synchronisation removed meets the same pairs as one with it).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +35,17 @@ struct RunVariants {
   // or a fence standing for work outside the judged window).
   std::set<std::pair<int, uint64_t>> unfootprinted;
   std::set<std::pair<int, uint64_t>> fences;
+  // Successful queries of an event or stream the host had already waited for (rank, seq): every
+  // check of the pass leaves them out. Their success only repeats what a synchronisation told the
+  // host; with that synchronisation removed they would have failed, and kept they would stand in
+  // for it (a caching allocator polling its events after cudaDeviceSynchronize, say).
+  std::set<std::pair<int, uint64_t>> idle_queries;
+  // `drop` and the idle queries: what a check of these variants leaves out.
+  std::set<std::pair<int, uint64_t>> left_out(const std::set<std::pair<int, uint64_t>>& drop) const {
+    std::set<std::pair<int, uint64_t>> out = idle_queries;
+    out.insert(drop.begin(), drop.end());
+    return out;
+  }
 };
 
 // `fences`: the run was cut off; a touch-all kernel at the end of every stream stands for the
@@ -39,10 +55,17 @@ struct RunVariants {
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
                           const std::vector<struct JudgedWindow>* windows = nullptr);
 
+// How the pass checks: each rank's own order (the default), or with the order collectives carry
+// between ranks too (only to find pairs that only other ranks order).
+enum class PassOrder : uint8_t { Local, Global };
+
+// The check options every check of the pass uses.
+AnalysisOptions pass_check_options(PassOrder order = PassOrder::Local);
+
 // `first_byte`, when given, gets the first conflicting byte of every pair.
 PairSet unordered_pairs(const std::vector<RankRecords>& run,
                         std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
-                        const std::set<std::pair<int, uint64_t>>* skip = nullptr);
+                        const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local);
 
 // Pairs of `now` that `base` does not have.
 PairSet new_pairs(const PairSet& now, const PairSet& base);

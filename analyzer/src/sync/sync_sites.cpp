@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "engine/footprint.h"
@@ -107,8 +108,14 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
     std::unordered_map<trace::StreamId, std::vector<size_t>> wait_for_next;  // site indices per stream
     std::vector<size_t> host_wait_for_next;
     const size_t first_site = sites.size();
+    // Streams with a capture open: a wait issued meanwhile is a dependency of the graph being
+    // captured (and may be what draws its stream into the capture), not a synchronisation one
+    // could remove and keep the same graph; none is judged.
+    std::set<trace::StreamId> capturing;
     for (size_t i = 0; i < recs.size(); ++i) {
       const trace::Record& r = recs[i];
+      if (const auto* c = std::get_if<trace::CaptureBegin>(&r)) capturing.insert(c->stream);
+      if (const auto* c = std::get_if<trace::CaptureEnd>(&r)) capturing.erase(c->stream);
       if (const auto* s = std::get_if<trace::StringDef>(&r)) names.strings[s->id] = s->text;
       if (const auto* n = std::get_if<trace::StreamName>(&r)) names.stream_names[n->stream] = names.text(n->name);
       if (const auto* c = std::get_if<trace::StreamCreate>(&r)) names.device[c->stream] = c->device;
@@ -128,7 +135,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
         }
         host_wait_for_next.clear();
         // A legacy-stream operation's implicit barrier with the blocking streams of its device.
-        if (kinds.legacy(op->stream) && kinds.blocking_used.count(kinds.device(op->stream))) {
+        if (kinds.legacy(op->stream) && kinds.blocking_used.count(kinds.device(op->stream)) && capturing.empty()) {
           SyncSite site;
           site.rank_index = ri;
           site.rank = rank;
@@ -152,6 +159,7 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
         unsynced[op->stream].push_back(i);
         continue;
       }
+      if (!capturing.empty()) continue;
       SyncKind kind;
       trace::StreamId waiter = 0, source = 0;
       std::vector<trace::StreamId> covered;

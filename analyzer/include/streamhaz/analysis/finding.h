@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "streamhaz/analysis/sync_verdict.h"
 #include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
@@ -125,6 +126,7 @@ struct AnalysisResult {
   // Over-synchronisation pass: verdicts that are not findings, and the minimal synchronisation
   // as advice (docs/sync-and-replay.md). Empty when the pass did not run.
   std::vector<std::string> sync_notes;
+  std::vector<SyncVerdict> sync_sites;  // every site judged, findings included
   std::string sync_scope;  // what the over-synchronisation pass judged ("steps 2 to 5 of 5 ...")
   std::vector<std::string> minimal_sync;
 };

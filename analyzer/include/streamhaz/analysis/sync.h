@@ -9,13 +9,20 @@
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/finding.h"
 #include "streamhaz/analysis/replay.h"
+#include "streamhaz/analysis/sync_verdict.h"
 
 namespace streamhaz::analysis {
 
+// How the pass finds what each site protects (docs/sync-and-replay.md, "How verdicts are
+// computed"): by witness sets, one check of the run for all sites (linear in the run); or by
+// removal, one check per site (fewer by group testing), the reference the first is tested against.
+enum class SyncAlgorithm : uint8_t { Witness, Removal };
+const char* to_string(SyncAlgorithm a);  // "witness", "removal"
+
 struct SyncOptions {
-  // The pass holds the run in memory and re-checks it once per synchronisation (fewer when
-  // many are redundant), so it reads a window: the training steps after the warm-up, as many as
-  // fit at most this many records per rank...
+  // The pass holds the run in memory and checks it a few times over (once per variant, or once
+  // per site and variant by removal), so it reads a window: the training steps after the
+  // warm-up, as many as fit at most this many records per rank...
   uint64_t window_records = 50000;
   // ...and at most this many synchronisations per rank (at least one step; a trace without
   // steps: its start). Outside the window nothing is judged; the work before and after it counts
@@ -25,29 +32,8 @@ struct SyncOptions {
   // Training steps (NVTX range replay.step_range) judged start after this many: the first
   // steps compile, allocate and warm caches (docs/sync-and-replay.md, "What is judged").
   int warmup_steps = 1;
+  SyncAlgorithm algorithm = SyncAlgorithm::Witness;
   ReplayOptions replay;
-};
-
-// What a synchronisation does (docs/sync-and-replay.md, "Verdicts"): orders no conflicting pair
-// that nothing else orders; orders some; may order kernels without a footprint (or work past the
-// judged window); is the host's wait for a copy to host memory it may read.
-enum class SyncJudgement : uint8_t { Redundant, Protects, MayProtect, HostRead };
-const char* to_string(SyncJudgement j);  // "redundant", "protects", "may-protect", "host-read"
-
-// One synchronisation site's verdict (instances folded by key and class).
-struct SyncVerdict {
-  std::string key;
-  std::string what;        // "cudaStreamWaitEvent(compute stream, event recorded on reduction stream)"
-  std::string where;       // "before memcpy DtoD (NVTX ?/step/backward)"
-  SyncJudgement verdict = SyncJudgement::Redundant;
-  uint64_t instances = 0;
-  uint64_t pairs = 0;              // conflicting pairs only it orders (protects)
-  uint64_t unfootprinted = 0;      // kernels without footprint it may protect (may-protect)
-  int64_t stall_ns_per_step = 0;   // measured, slowest rank
-  int64_t step_ns = 0;             // measured step time
-  int64_t step_without_ns = 0;     // replay without this site (or with it replaced by minimal waits)
-  bool replaced = false;           // step_without_ns is for the minimal-wait replacement
-  bool finding = false;
 };
 
 struct SyncReport {

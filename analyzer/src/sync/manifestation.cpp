@@ -1,0 +1,43 @@
+#include "sync/manifestation.h"
+
+#include <fmt/format.h>
+
+namespace streamhaz::analysis {
+
+void add_manifestation(std::vector<Finding>& races, const std::vector<RankRecords>& run, const Replayer& replay,
+                       const Schedule& unchanged) {
+  for (Finding& f : races) {
+    if (f.kind != FindingKind::Race || f.second.on_host || f.first.on_host) continue;
+    size_t ri = run.size();
+    for (size_t i = 0; i < run.size(); ++i)
+      if (run[i].rank == f.first.rank) ri = i;
+    if (ri == run.size()) continue;
+    auto overlap = [&](double factor) {
+      const Schedule s = factor == 1.0 ? unchanged : replay.run(run, {DurationScale{f.first.stream_name, "", factor}});
+      auto a = s.ops[ri].find(f.first.seq), b = s.ops[ri].find(f.second.seq);
+      if (a == s.ops[ri].end() || b == s.ops[ri].end()) return false;
+      // The later operation starts before the earlier one has ended: they overlap, or run
+      // the other way round; either way the bytes are no longer accessed in issue order.
+      return b->second.start < a->second.end;
+    };
+    std::string text;
+    if (overlap(1.0)) {
+      text = "in the replay of the captured run the later operation already starts before the earlier one ends";
+    } else if (!overlap(64.0)) {
+      text = fmt::format("the replay keeps the two operations in issue order even with {} 64x slower",
+                         f.first.stream_name);
+    } else {
+      double lo = 1.0, hi = 64.0;
+      for (int i = 0; i < 20 && hi - lo > 0.005; ++i) {
+        const double mid = (lo + hi) / 2;
+        (overlap(mid) ? hi : lo) = mid;
+      }
+      text = fmt::format("manifests once {} runs {:.2f}x slower (replay: the later operation then starts before "
+                         "the earlier one ends)",
+                         f.first.stream_name, hi);
+    }
+    f.detail = f.detail.empty() ? text : f.detail + "; " + text;
+  }
+}
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,51 @@
+// What each synchronisation site protects (docs/sync-and-replay.md, "How verdicts are computed"):
+// the conflicting pairs that its rank orders with the site and leaves unordered without it, in
+// each variant of the run (pair_check.h). A site is one key of sync_sites.h: every instance of
+// it in the judged window is removed together, as deleting the line of code would.
+//
+// Two ways to one answer:
+//  - by witness sets (clock/witness.h): one check of each variant follows every site's edges
+//    at once; linear in the run whatever the number of sites. The default.
+//  - by removal: one check per site (fewer, by group testing) and variant, with the site's
+//    instances left out. The reference the property test holds the first to.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "clock/witness.h"
+#include "sync/pair_check.h"
+#include "sync/sync_sites.h"
+
+namespace streamhaz::analysis {
+
+// The judged sites: keys none of whose instances is the host's wait for a copy to host memory
+// it may read (those stay, whatever else they order).
+struct SiteIds {
+  std::vector<std::string> keys;                          // site id - 1 -> key
+  std::map<std::pair<int, uint64_t>, SiteId> instances;  // (rank, seq) -> site id
+};
+SiteIds judged_sites(const std::vector<SyncSite>& sites);
+
+struct SiteProtection {
+  PairSet real;  // pairs of the run as traced that only this site orders
+  PairSet all;   // ...and those of the touch-all variants
+};
+
+struct Protection {
+  VariantPairs base;                  // each variant's unordered pairs, nothing removed
+  std::vector<SiteProtection> sites;  // by site id - 1
+  std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;  // of every protected pair
+};
+
+Protection protection_by_witness(const RunVariants& v, const SiteIds& ids);
+Protection protection_by_removal(const RunVariants& v, const SiteIds& ids);
+
+// Pairs of some rank that its own order leaves unordered but that collectives order through
+// other ranks (empty for one rank). A synchronisation of any rank may be what orders them.
+PairSet ordered_only_through_other_ranks(const RunVariants& v, const VariantPairs& local_base);
+
+}  // namespace streamhaz::analysis

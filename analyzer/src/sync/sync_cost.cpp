@@ -1,0 +1,89 @@
+#include "sync/sync_cost.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sync/minimal_sync.h"
+
+namespace streamhaz::analysis {
+namespace {
+
+constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min() / 4;
+
+// The stall a synchronisation caused in the captured run: how long it held up the next
+// operation it orders. Waits: the waiting stream's idle time until the event completed (not
+// counting time it waited for its own work or the host). Host synchronisations: how much
+// later the next operation started than its GPU-side readiness and the call allowed, i.e.
+// the GPU time lost to the blocked host (the host's own idle time costs nothing).
+int64_t measured_stall(const SyncSite& site, const Schedule& m) {
+  const auto& syncs = m.syncs[site.rank_index];
+  auto st = syncs.find(site.seq);
+  if (st == syncs.end() || !site.next_op) return 0;
+  auto next = m.ops[site.rank_index].find(site.next_op);
+  if (next == m.ops[site.rank_index].end()) return 0;
+  if (!site.host) {
+    if (st->second.done == kNoTime) return 0;
+    return std::max<int64_t>(0, std::min(next->second.start, st->second.done) -
+                                    std::max(st->second.stream_tail, next->second.issue));
+  }
+  return std::max<int64_t>(0, next->second.start - std::max(next->second.ready, st->second.issue));
+}
+
+bool in_windows(const std::vector<std::pair<int64_t, int64_t>>& windows, int64_t t) {
+  return std::any_of(windows.begin(), windows.end(), [&](const auto& w) { return t >= w.first && t <= w.second; });
+}
+
+}  // namespace
+
+// Where stalls count, per rank: the measured steps; without a step range (the whole run is one
+// "step"), the run from the rank's first collective on, so that set-up before training (NCCL's
+// communicator init and its own synchronisations) is not charged to the steps.
+StallWindows stall_windows(const std::vector<RankRecords>& run, const Schedule& m) {
+  StallWindows windows = m.step_windows;
+  if (m.measured_steps > 0) return windows;
+  for (size_t ri = 0; ri < run.size() && ri < windows.size(); ++ri) {
+    int64_t first = std::numeric_limits<int64_t>::max();
+    for (const trace::Record& r : run[ri].records)
+      if (const auto* c = std::get_if<trace::Nccl>(&r))
+        if (auto it = m.ops[ri].find(c->op.seq); it != m.ops[ri].end()) first = std::min(first, it->second.start);
+    for (auto& w : windows[ri])
+      if (first != std::numeric_limits<int64_t>::max() && first > w.first) w.first = std::min(first, w.second);
+  }
+  return windows;
+}
+
+void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
+  const Schedule& m = c.replay.measured();
+  std::vector<int64_t> per_rank(c.run.size(), 0);
+  for (const SyncSite* s : g.sites) {
+    const int64_t stall = measured_stall(*s, m);
+    auto next = m.ops[s->rank_index].find(s->next_op);
+    const int64_t when = next != m.ops[s->rank_index].end() ? next->second.start : 0;
+    if (in_windows(c.windows[s->rank_index], when)) per_rank[s->rank_index] += stall;
+  }
+  for (size_t ri = 0; ri < c.run.size(); ++ri) {
+    const size_t steps = std::max<size_t>(1, m.step_windows[ri].size());
+    v.stall_ns_per_step = std::max(v.stall_ns_per_step, per_rank[ri] / static_cast<int64_t>(steps));
+  }
+  v.step_ns = c.unchanged.step_ns;
+  const int64_t min_gain = static_cast<int64_t>(c.min_cost * static_cast<double>(v.step_ns));
+  WhatIf w;
+  w.drop = g.instances();
+  if (g.verdict == SyncJudgement::Redundant) {
+    v.step_without_ns = c.replay.run(apply_edits(c.run, w), {}, &w.drop).step_ns;
+    v.finding = v.stall_ns_per_step >= min_gain;
+  } else if (g.verdict == SyncJudgement::Protects || g.verdict == SyncJudgement::MayProtect) {
+    // Stronger than needed? Replace it by the minimal waits for what it protects, and propose
+    // that only where the check finds every pair still ordered.
+    w.add = place_waits(c.run, g.protected_pairs, w.drop);
+    PairSet left_real, left;
+    new_variant_pairs(variant_pairs(c.variants, &w), c.base, left_real, left);
+    if (left.empty()) {
+      v.replaced = true;
+      v.step_without_ns = c.replay.run(apply_edits(c.run, w), {}, &w.drop).step_ns;
+      v.finding = v.step_ns - v.step_without_ns >= min_gain;
+    }
+  }
+}
+
+}  // namespace streamhaz::analysis
