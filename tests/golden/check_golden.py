@@ -17,6 +17,10 @@ clean trace, exit 0 with the default --fail-on). The JSON report is validated ag
 `memo` (the exact tier's steady phase): some kernels have memo-tier footprints.
 `stack_lines` ({what: "file:line"}, from the script's `# stack:` markers when it was captured):
 the text report and a JSON frame must name each line.
+`oversync_findings` ([{"title": TEXT, "sync_line": "file:line"}]): exactly these over-synchronisation
+findings, each told by a part of its title and a frame of the synchronisation's call stack.
+`sync_sites` ([{"what": TEXT, "verdict": V, "min_instances": N}]): a judged site of that call, with at
+least N instances, has verdict V (the site of that call with the most instances, if several).
 """
 import json
 import os
@@ -44,6 +48,31 @@ def stack_line_problems(streamhaz, folder, extra, stack_lines, report):
             problems.append(f"the text report does not name the {what} ({base}:{line})")
         if (base, int(line)) not in seen:
             problems.append(f"no JSON finding carries a frame at the {what} ({base}:{line})")
+    return problems
+
+
+def oversync_problems(entry, over, report):
+    """The manifest's over-synchronisation findings and site verdicts (see the module's text)."""
+    problems = []
+    want = entry.get("oversync_findings")
+    if want is not None:
+        if len(over) != len(want):
+            problems.append(f"expected {len(want)} over-synchronisation findings, got {len(over)}: "
+                            f"{[x['title'] for x in over]}")
+        for w in want:
+            path, line = w["sync_line"].rsplit(":", 1)
+            base = path.rsplit("/", 1)[-1]
+            if not any(w["title"] in x["title"] and any(
+                    f.get("file", "").rsplit("/", 1)[-1] == base and f.get("line") == int(line)
+                    for f in (x.get("sync") or {}).get("stack", [])) for x in over):
+                problems.append(f"no over-synchronisation finding '{w['title']}' for the call at {base}:{line}")
+    for w in entry.get("sync_sites", []):
+        sites = [x for x in report.get("sync_sites", []) if x["what"] == w["what"]]
+        site = max(sites, key=lambda x: x["instances"], default=None)
+        if not site or site["instances"] < w.get("min_instances", 1):
+            problems.append(f"no judged site {w['what']} with {w.get('min_instances', 1)} instances or more")
+        elif site["verdict"] != w["verdict"]:
+            problems.append(f"site {w['what']} ({site['instances']}x): expected {w['verdict']}, got {site['verdict']}")
     return problems
 
 
@@ -114,6 +143,7 @@ def main():
             problems.append("no ipg_buffer race names the ncclAllReduce")
     if entry.get("stack_lines"):
         problems += stack_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["stack_lines"], report)
+    problems += oversync_problems(entry, over, report)
     if problems:
         print(f"{name}: {entry.get('command', '')}")
         for x in report["findings"][:5]:
