@@ -172,6 +172,8 @@ TEST_CASE("site protection: witness sets find exactly what removing each site fi
     CHECK(witness.base.real == removal.base.real);
     CHECK(witness.base.touch == removal.base.touch);
     REQUIRE(witness.sites.size() == removal.sites.size());
+    CHECK(witness.replaceable.real == removal.replaceable.real);
+    CHECK(witness.replaceable.all == removal.replaceable.all);
     for (size_t s = 0; s < ids.keys.size(); ++s) {
       CAPTURE(ids.keys[s]);
       CHECK(witness.sites[s].real == removal.sites[s].real);

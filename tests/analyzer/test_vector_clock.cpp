@@ -84,7 +84,7 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
   a.tick(0);
   a.tick(0);
   b.tick(1);
-  CHECK(b.join_via(a, 1));
+  CHECK(b.join_via(a, EdgeSites{1}));
   std::vector<SiteId> sites;
   b.sites_needed_for(Epoch{0, 2}, sites);
   CHECK(sites == std::vector<SiteId>{1});
@@ -96,7 +96,7 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
   c.tick(2);
   VectorClock a1;
   a1.tick(0);
-  CHECK(c.join_via(a1, 2));
+  CHECK(c.join_via(a1, EdgeSites{2}));
   CHECK(b.join(c));  // a plain edge from C (the values of C's timeline grow)
   sites.clear();
   b.sites_needed_for(Epoch{0, 1}, sites);
@@ -112,7 +112,7 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
 
   // Copies carry the sets; clearing drops them.
   VectorClock d;
-  d.join_via(a, 3);
+  d.join_via(a, EdgeSites{3});
   VectorClock e = d;
   CHECK(e.rests_on_sites(Epoch{0, 2}));
   e.clear();
@@ -122,9 +122,9 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
 TEST_CASE("witness sets: two sites in a row are both needed", "[clock][witness]") {
   VectorClock a, b, c;
   a.tick(0);
-  b.join_via(a, 1);  // B waits for A (site 1)
+  b.join_via(a, EdgeSites{1});  // B waits for A (site 1)
   b.tick(1);
-  c.join_via(b, 2);  // C waits for B (site 2)
+  c.join_via(b, EdgeSites{2});  // C waits for B (site 2)
   std::vector<SiteId> sites;
   c.sites_needed_for(Epoch{0, 1}, sites);
   CHECK(sites == std::vector<SiteId>{1, 2});
@@ -133,8 +133,23 @@ TEST_CASE("witness sets: two sites in a row are both needed", "[clock][witness]"
   CHECK(sites == std::vector<SiteId>{2});
   // The same site twice on one route is one site: removing it removes both edges.
   VectorClock d;
-  d.join_via(b, 1);
+  d.join_via(b, EdgeSites{1});
   sites.clear();
   d.sites_needed_for(Epoch{0, 1}, sites);
   CHECK(sites == std::vector<SiteId>{1});
+}
+
+TEST_CASE("witness sets: a group of sites removed together is needed where no route avoids all of them",
+          "[clock][witness]") {
+  // B learns A's tick through site 1 and, again, through site 2; both belong to group 9.
+  VectorClock a, b;
+  a.tick(0);
+  b.join_via(a, EdgeSites{1, 9});
+  b.join_via(a, EdgeSites{2, 9});
+  std::vector<SiteId> sites;
+  b.sites_needed_for(Epoch{0, 1}, sites);
+  CHECK(sites == std::vector<SiteId>{9});  // neither site alone, but the group
+  // A route through no site at all: not even the group is needed.
+  b.join(a);
+  CHECK_FALSE(b.rests_on_sites(Epoch{0, 1}));
 }

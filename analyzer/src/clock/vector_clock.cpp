@@ -28,7 +28,7 @@ void VectorClock::copy_witness(const VectorClock& o) {
   else witness_ = std::make_unique<Witness>(*o.witness_);
 }
 
-bool VectorClock::join_witnessed(const VectorClock& other, SiteId via) {
+bool VectorClock::join_witnessed(const VectorClock& other, EdgeSites via) {
   static const Witness kNone;
   Witness joined = join_witness(witness_ ? *witness_ : kNone, data(), size_,
                                 other.witness_ ? *other.witness_ : kNone, other.data(), other.size_, via);

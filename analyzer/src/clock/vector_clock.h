@@ -62,11 +62,11 @@ class VectorClock {
   bool join(const VectorClock& other) {
     if (!witness_ && !other.witness_) [[likely]]
       return join(other.data(), other.size_);
-    return join_witnessed(other, 0);
+    return join_witnessed(other, {});
   }
   bool join(const ClockValue* v, size_t n);
-  // The join along the edge of synchronisation site `via` (witness.h); site 0 is a plain join.
-  bool join_via(const VectorClock& other, SiteId via) {
+  // The join along an edge of the synchronisation sites `via` (witness.h); none: a plain join.
+  bool join_via(const VectorClock& other, EdgeSites via) {
     return via || witness_ || other.witness_ ? join_witnessed(other, via) : join(other.data(), other.size_);
   }
   // The sites without any one of which this clock would not cover `e` (none when it does not
@@ -86,7 +86,7 @@ class VectorClock {
   void assign(const ClockValue* v, uint32_t n);
   void grow(size_t n);  // to n components, the new ones 0
   void copy_witness(const VectorClock& o);
-  bool join_witnessed(const VectorClock& other, SiteId via);
+  bool join_witnessed(const VectorClock& other, EdgeSites via);
   bool rests_on_sites_slow(Epoch e) const;
 
   uint32_t size_ = 0;

@@ -20,6 +20,14 @@ namespace streamhaz::analysis {
 
 using SiteId = uint32_t;  // 0: no site (an edge the pass does not judge)
 
+// The sites an edge belongs to: its own, and a group of sites removed together (the minimal
+// synchronisation removes every synchronisation it may replace). 0: none.
+struct EdgeSites {
+  SiteId site = 0;
+  SiteId group = 0;
+  explicit operator bool() const { return site || group; }
+};
+
 struct WitnessEntry {
   uint32_t timeline = 0;
   SiteId site = 0;
@@ -31,9 +39,9 @@ struct WitnessEntry {
 using Witness = std::vector<WitnessEntry>;
 
 // The entries of the join of clock `mine` (values `mine_v`, `mine_n`) with `theirs` (values
-// `theirs_v`, `theirs_n`) where `theirs` arrives through the edge of `via` (0: an edge of no
-// site). Values are those before the join.
+// `theirs_v`, `theirs_n`) where `theirs` arrives through an edge of the sites `via` (none: a plain
+// edge). Values are those before the join.
 Witness join_witness(const Witness& mine, const uint32_t* mine_v, size_t mine_n, const Witness& theirs,
-                     const uint32_t* theirs_v, size_t theirs_n, SiteId via);
+                     const uint32_t* theirs_v, size_t theirs_n, EdgeSites via);
 
 }  // namespace streamhaz::analysis

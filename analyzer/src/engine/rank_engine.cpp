@@ -29,7 +29,24 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
       options_(options) {
   shadow_.keep_all_readers(options.keep_all_readers);
   pointer_shadow_.keep_all(options.keep_all_readers);
+  if (options.order_checks)
+    for (const auto& [r, a, b] : *options.order_checks)
+      if (r == rank) {
+        check_first_.try_emplace(a, Epoch{});
+        check_second_[b].push_back(a);
+      }
   on(trace::HostThread{0});
+}
+
+void RankEngine::note_order(uint64_t seq, Epoch e, const VectorClock& now) {
+  if (auto later = check_second_.find(seq); later != check_second_.end())
+    for (uint64_t a : later->second) {
+      // An earlier side not issued yet orders nothing: the pair is reported unordered.
+      auto first = check_first_.find(a);
+      if (first == check_first_.end() || first->second.clock == 0 || !now.covers(first->second))
+        options_.on_conflict(rank_, a, seq, 0);
+    }
+  if (auto first = check_first_.find(seq); first != check_first_.end()) first->second = e;
 }
 
 void RankEngine::apply(const trace::Record& r) {
@@ -137,14 +154,14 @@ void RankEngine::sync_with_host(StreamState& s) {
   s.host_version_seen = host_->version;
 }
 
-void RankEngine::host_joins(const VectorClock& c, SiteId via) {
+void RankEngine::host_joins(const VectorClock& c, EdgeSites via) {
   if (host_->clock.join_via(c, via)) ++host_->version;
 }
 
-SiteId RankEngine::site_of(uint64_t seq) const {
-  if (!options_.sync_sites) return 0;
+EdgeSites RankEngine::site_of(uint64_t seq) const {
+  if (!options_.sync_sites) return {};
   auto it = options_.sync_sites->find({rank_, seq});
-  return it != options_.sync_sites->end() ? it->second : 0;
+  return it != options_.sync_sites->end() ? EdgeSites{it->second.site, it->second.group} : EdgeSites{};
 }
 
 bool RankEngine::barrier_skipped() const {
@@ -161,15 +178,20 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
     s.legacy_pending = VectorClock{};
   }
   const bool barrier = s.legacy() && !barrier_skipped();
-  const SiteId barrier_site = barrier && current_ && trace::op_common(*current_) && !replaying_
-                                  ? site_of(trace::op_common(*current_)->seq)
-                                  : 0;
+  const EdgeSites barrier_site = barrier && current_ && trace::op_common(*current_) && !replaying_
+                                     ? site_of(trace::op_common(*current_)->seq)
+                                     : EdgeSites{};
   // The legacy default stream waits for all blocking streams of its device...
   if (barrier)
     for (const StreamState& b : streams_)
       if (b.blocking() && b.device == s.device) s.clock.join_via(b.clock, barrier_site);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
+  if (tick && checking_order() && current_) {
+    const trace::OpCommon* op = trace::op_common(*current_);
+    const auto* free = std::get_if<trace::Free>(current_);
+    if (op || free) note_order(op ? op->seq : free->seq, e, s.clock);
+  }
   // ...and work issued later on any blocking stream waits for it (at that stream's next
   // command, not before: cudaStreamSynchronize of a blocking stream does not wait for it).
   if (barrier)
@@ -282,7 +304,7 @@ void RankEngine::on(const trace::StreamQuery& r) {
 }
 
 void RankEngine::on(const trace::DeviceSync& r) {
-  const SiteId site = site_of(r.seq);
+  const EdgeSites site = site_of(r.seq);
   for (const StreamState& s : streams_)
     if (s.device == r.device) host_joins(s.clock, site);
 }
@@ -561,6 +583,11 @@ void RankEngine::on(const trace::Free& r) {
   op.stream_slot = kHostSlot;
   op.kind = OpKind::Free;
   op.flags = kOpHostSide;
+  if (checking_order()) {
+    note_order(r.seq, e, host_->clock);
+    book_.release(r.ptr);
+    return;
+  }
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   shadow_.release(a.base, range_end(a.base, a.bytes), op, host_->clock, conflicts_, ordered);
   for (const Conflict& c : conflicts_) report(c, op, AccessMode::Write);
@@ -585,6 +612,7 @@ void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
 
 
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
+  if (checking_order()) return;
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
@@ -613,6 +641,7 @@ void RankEngine::gather_pointer_conflict(const Conflict& c, const OpStamp& secon
 // points at (the last writer; the readers since, when it writes), and earlier pointer-tier
 // accesses with the same pointer value; pointer_evidence.h says which pairs are races.
 void RankEngine::touch_pointers(const OpStamp& op, const std::vector<PointerArg>& pointers, const VectorClock& now) {
+  if (checking_order()) return;
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   for (const PointerArg& p : pointers) {
     pointer_conflicts_.clear();

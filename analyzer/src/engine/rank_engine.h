@@ -173,10 +173,14 @@ class RankEngine {
   uint32_t new_slot(trace::StreamId id, uint32_t device, uint32_t flags, bool by_id);
   StreamState* known_stream(trace::StreamId id);  // created or used before, else null
   void sync_with_host(StreamState& s);
-  void host_joins(const VectorClock& c, SiteId via = 0);
-  // The over-synchronisation pass's site of the synchronisation record `seq` (0: none).
-  SiteId site_of(uint64_t seq) const;
+  void host_joins(const VectorClock& c, EdgeSites via = {});
+  // The over-synchronisation pass's sites of the synchronisation record `seq` (none: not judged).
+  EdgeSites site_of(uint64_t seq) const;
   bool tracing_sites() const { return bool(options_.on_ordered_by_sites); }
+  // AnalysisOptions::order_checks: the operation `seq` at epoch `e` (clock `now`) is an earlier or
+  // a later side of a pair to check.
+  bool checking_order() const { return options_.order_checks != nullptr; }
+  void note_order(uint64_t seq, Epoch e, const VectorClock& now);
   // The point in stream order where a command issued now takes effect (host and legacy-stream
   // edges applied); `tick` makes it a new operation with its own epoch.
   Epoch enqueue(uint32_t slot, bool tick = true);
@@ -295,6 +299,10 @@ class RankEngine {
   std::vector<OpConflict> op_ordered_;    // its pairs ordered only through sites (tracing_sites())
   std::vector<Conflict> ordered_scratch_;
   std::vector<SiteId> sites_scratch_;
+  // Order checks of this rank: the latest epoch of each earlier side (clock 0: not yet issued),
+  // and the earlier sides of each later side.
+  std::unordered_map<uint64_t, Epoch> check_first_;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> check_second_;
   std::vector<Conflict> pointer_conflicts_;  // scratch
   std::unordered_map<PatternKey, size_t, PatternHash> patterns_;
   uint64_t operations_ = 0;

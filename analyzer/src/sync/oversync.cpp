@@ -53,6 +53,41 @@ std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const Sit
   return groups;
 }
 
+// Pairs with a fence on either side stand for work outside the judged window: the minimal
+// synchronisation places no wait for them.
+PairSet without_fences(const PairSet& pairs, const RunVariants& v) {
+  PairSet out;
+  for (const auto& p : pairs) {
+    const auto& [rank, a, b] = p;
+    if (!v.fences.count({rank, a}) && !v.fences.count({rank, b})) out.insert(p);
+  }
+  return out;
+}
+
+// The minimal synchronisation of a judged run: event waits in place of every replaceable site,
+// for what those sites together protect (Protection::replaceable, from the same checks as the
+// verdicts), placed by place_waits and held to the race check, which has the last word: pairs
+// the small pass thought ordered get a wait of their own.
+WhatIf minimal_of(const std::vector<RankRecords>& run, const RunVariants& v, const SiteIds& ids, const Protection& p,
+                  std::vector<std::string>* advice) {
+  WhatIf w;
+  for (const auto& [instance, site] : ids.instances)
+    if (site.group) w.drop.insert(instance);
+  const PairSet need = without_fences(p.replaceable.all, v);
+  w.add = place_waits(run, need, w.drop);
+  for (int round = 0; round < 2; ++round) {
+    const PairSet left = unordered_after(v, w, need);
+    if (left.empty()) break;
+    for (const auto& [rank, a, b] : left)
+      if (a < b) w.add.push_back(AddedWait{rank, a, b});
+    std::sort(w.add.begin(), w.add.end());
+    w.add.erase(std::unique(w.add.begin(), w.add.end()), w.add.end());
+  }
+  if (advice) *advice = describe_waits(run, w.add, need, p.first_byte);
+  w.lines.push_back("minimal-sync");
+  return w;
+}
+
 }  // namespace
 
 const char* to_string(SyncJudgement j) {
@@ -75,28 +110,8 @@ const char* to_string(SyncAlgorithm a) {
 
 WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string>* advice) {
   const RunVariants v = make_variants(run, false);
-  const VariantPairs base = variant_pairs(v, nullptr);
-  WhatIf w;
-  // Legacy-stream barriers are kept: they come with the stream an operation is issued on.
-  for (const SyncSite& s : find_sync_sites(run))
-    if (!s.host_read && s.kind != SyncKind::LegacyBarrier) w.drop.insert({s.rank, s.seq});
-  std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;
-  PairSet need_real, need;
-  new_variant_pairs(variant_pairs(v, &w, &first_byte), base, need_real, need);
-  w.add = place_waits(run, need, w.drop);
-  // The engine has the last word: pairs the small pass thought ordered get a wait of their own.
-  for (int round = 0; round < 2; ++round) {
-    PairSet left_real, left;
-    new_variant_pairs(variant_pairs(v, &w), base, left_real, left);
-    if (left.empty()) break;
-    for (const auto& [rank, a, b] : left)
-      if (a < b) w.add.push_back(AddedWait{rank, a, b});
-    std::sort(w.add.begin(), w.add.end());
-    w.add.erase(std::unique(w.add.begin(), w.add.end()), w.add.end());
-  }
-  if (advice) *advice = describe_waits(run, w.add, need, first_byte);
-  w.lines.push_back("minimal-sync");
-  return w;
+  const SiteIds ids = judged_sites(find_sync_sites(run));
+  return minimal_of(run, v, ids, protection_by_witness(v, ids), advice);
 }
 
 SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions&,
@@ -164,13 +179,13 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     v.pairs = g.pairs;
     v.unfootprinted = g.unfootprinted.size();
     if (replay)
-      cost_site(g, SiteCostContext{run, *replay, unchanged, windows, variants, protection.base, opt.min_cost}, v);
+      cost_site(g, SiteCostContext{run, *replay, unchanged, windows, variants, opt.min_cost}, v);
     if (v.finding) rep.findings.push_back(oversync_finding(g, v, report_context));
     else rep.notes.push_back(oversync_note(g, v, bool(replay)));
     rep.verdicts.push_back(std::move(v));
   }
 
-  rep.minimal = minimal_sync(run, &rep.advice);
+  rep.minimal = minimal_of(run, variants, ids, protection, &rep.advice);
   if (replay) rep.minimal_step_ns = replay->run(apply_edits(run, rep.minimal)).step_ns;
   if (races && replay) add_manifestation(*races, run, *replay, unchanged);
   return rep;

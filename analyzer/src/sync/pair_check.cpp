@@ -165,6 +165,21 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run,
   return pairs;
 }
 
+PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs) {
+  PairSet left;
+  if (pairs.empty()) return left;
+  // The first touch-all variant holds every operation the pairs may name (fences included);
+  // the variants' clocks are all the same.
+  const std::vector<RankRecords>& run = v.touch.empty() ? v.real : v.touch.front();
+  const auto skip = v.left_out(w.drop);
+  AnalysisOptions o = pass_check_options();
+  o.skip_syncs = &skip;
+  o.order_checks = &pairs;
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.insert({rank, a, b}); };
+  analyze_records(w.add.empty() && w.drop_kinds.empty() ? run : apply_edits(run, w), o);
+  return left;
+}
+
 PairSet new_pairs(const PairSet& now, const PairSet& base) {
   PairSet out;
   std::set_difference(now.begin(), now.end(), base.begin(), base.end(), std::inserter(out, out.end()));

@@ -67,6 +67,11 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run,
                         std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
                         const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local);
 
+// The pairs of `pairs` the edited run (`w` applied to the variants) leaves unordered: what a check
+// of every variant would find new, when `w` removes only synchronisations whose pairs those are
+// and adds waits (order only; one clock-only pass of the run).
+PairSet unordered_after(const RunVariants& v, const struct WhatIf& w, const PairSet& pairs);
+
 // Pairs of `now` that `base` does not have.
 PairSet new_pairs(const PairSet& now, const PairSet& base);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "streamhaz/analysis/replay.h"
 
@@ -12,30 +13,49 @@ namespace {
 using Pair = std::tuple<int, uint64_t, uint64_t>;
 using FirstBytes = std::map<Pair, uint64_t>;
 
-// One check of a variant by witness sets: its unordered pairs, and for every site the pairs
-// ordered only through it (some of which other checks of the same operations leave unordered:
-// those are not the site's, as removing it would find them unordered already).
+// What one check of a variant hands over: every pair ordered only through sites, once per site
+// (and group) and check, with its first conflicting byte.
+struct OrderedBySite {
+  SiteId site;
+  Pair pair;
+  uint64_t first_byte;
+  bool operator<(const OrderedBySite& o) const {
+    return std::tie(site, pair, first_byte) < std::tie(o.site, o.pair, o.first_byte);
+  }
+};
+
+// One check of a variant by witness sets: its unordered pairs, and the pairs ordered only through
+// each site. Sorted by site and pair, each site's pairs then go into its set in order; a pair
+// another check of the same two operations leaves unordered (a graph launched twice) is not the
+// site's: removing it would find that pair unordered already.
 void witness_check(const std::vector<RankRecords>& run, const SiteIds& ids,
                    const std::set<std::pair<int, uint64_t>>& idle_queries, PairSet& base,
-                   std::vector<std::vector<Pair>>& ordered_by, FirstBytes& first_byte) {
+                   const std::function<SiteProtection&(SiteId)>& protection_of, bool real, FirstBytes& first_byte) {
+  std::vector<OrderedBySite> found;
   AnalysisOptions o = pass_check_options();
   o.skip_syncs = &idle_queries;
   o.sync_sites = &ids.instances;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { base.insert({rank, a, b}); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
-    for (const SiteId s : sites) ordered_by[s - 1].emplace_back(rank, a, b);
-    first_byte.try_emplace({rank, a, b}, lo);
+    for (const SiteId s : sites) found.push_back({s, {rank, a, b}, lo});
   };
   analyze_records(run, o);
-}
-
-void keep_new(std::vector<Pair>& pairs, const PairSet& base, PairSet& into) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  for (const Pair& p : pairs)
-    if (!base.count(p)) into.insert(p);
-  pairs.clear();
-  pairs.shrink_to_fit();
+  // First bytes once per pair (the lowest), the sites' pairs in order: most inserts go at the end.
+  std::vector<std::pair<Pair, uint64_t>> bytes;
+  bytes.reserve(found.size());
+  for (const OrderedBySite& f : found) bytes.emplace_back(f.pair, f.first_byte);
+  std::sort(bytes.begin(), bytes.end());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (!i || bytes[i].first != bytes[i - 1].first) first_byte.try_emplace(bytes[i].first, bytes[i].second);
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i < found.size(); ++i) {
+    const OrderedBySite& f = found[i];
+    if (i && f.site == found[i - 1].site && f.pair == found[i - 1].pair) continue;
+    if (base.count(f.pair)) continue;
+    SiteProtection& sp = protection_of(f.site);
+    if (real) sp.real.insert(sp.real.end(), f.pair);
+    sp.all.insert(sp.all.end(), f.pair);
+  }
 }
 
 }  // namespace
@@ -50,25 +70,23 @@ SiteIds judged_sites(const std::vector<SyncSite>& sites) {
     if (host_read.count(s.key)) continue;
     auto [it, fresh] = of_key.try_emplace(s.key, static_cast<SiteId>(ids.keys.size() + 1));
     if (fresh) ids.keys.push_back(s.key);
-    ids.instances[{s.rank, s.seq}] = it->second;
+    ids.instances[{s.rank, s.seq}] = SyncSiteIds{it->second, s.kind == SyncKind::LegacyBarrier ? 0u : 1u};
   }
+  ids.replaceable = static_cast<SiteId>(ids.keys.size() + 1);
+  for (auto& [instance, site] : ids.instances)
+    if (site.group) site.group = ids.replaceable;
   return ids;
 }
 
 Protection protection_by_witness(const RunVariants& v, const SiteIds& ids) {
   Protection p;
   p.sites.resize(ids.keys.size());
-  std::vector<std::vector<Pair>> ordered_by(ids.keys.size());
-  witness_check(v.real, ids, v.idle_queries, p.base.real, ordered_by, p.first_byte);
-  for (size_t s = 0; s < ids.keys.size(); ++s) {
-    keep_new(ordered_by[s], p.base.real, p.sites[s].real);
-    p.sites[s].all = p.sites[s].real;
-  }
-  for (const auto& variant : v.touch) {
-    PairSet& base = p.base.touch.emplace_back();
-    witness_check(variant, ids, v.idle_queries, base, ordered_by, p.first_byte);
-    for (size_t s = 0; s < ids.keys.size(); ++s) keep_new(ordered_by[s], base, p.sites[s].all);
-  }
+  const std::function<SiteProtection&(SiteId)> protection_of = [&](SiteId s) -> SiteProtection& {
+    return s == ids.replaceable ? p.replaceable : p.sites[s - 1];
+  };
+  witness_check(v.real, ids, v.idle_queries, p.base.real, protection_of, true, p.first_byte);
+  for (const auto& variant : v.touch)
+    witness_check(variant, ids, v.idle_queries, p.base.touch.emplace_back(), protection_of, false, p.first_byte);
   return p;
 }
 
@@ -79,7 +97,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   auto instances_of = [&](size_t lo, size_t hi) {
     std::set<std::pair<int, uint64_t>> drop;
     for (const auto& [instance, site] : ids.instances)
-      if (site - 1 >= lo && site - 1 < hi) drop.insert(instance);
+      if (site.site - 1 >= lo && site.site - 1 < hi) drop.insert(instance);
     return drop;
   };
   // Group testing: removing a set of sites that orders nothing new (in any variant) clears
@@ -112,6 +130,17 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
     p.sites[lo].all = std::move(all);
   };
   judge(0, ids.keys.size());
+  // The group: every replaceable site removed at once.
+  std::set<std::pair<int, uint64_t>> group;
+  for (const auto& [instance, site] : ids.instances)
+    if (site.group) group.insert(instance);
+  const auto skip = v.left_out(group);
+  p.replaceable.real = new_pairs(unordered_pairs(v.real, &p.first_byte, &skip), p.base.real);
+  p.replaceable.all = p.replaceable.real;
+  for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i) {
+    const PairSet now = new_pairs(unordered_pairs(v.touch[i], &p.first_byte, &skip), p.base.touch[i]);
+    p.replaceable.all.insert(now.begin(), now.end());
+  }
   return p;
 }
 

@@ -23,10 +23,13 @@
 namespace streamhaz::analysis {
 
 // The judged sites: keys none of whose instances is the host's wait for a copy to host memory
-// it may read (those stay, whatever else they order).
+// it may read (those stay, whatever else they order). Every site but legacy-stream barriers (they
+// come with the stream an operation is issued on) also belongs to the group `replaceable`, the
+// synchronisation the minimal synchronisation replaces.
 struct SiteIds {
-  std::vector<std::string> keys;                          // site id - 1 -> key
-  std::map<std::pair<int, uint64_t>, SiteId> instances;  // (rank, seq) -> site id
+  std::vector<std::string> keys;                               // site id - 1 -> key
+  std::map<std::pair<int, uint64_t>, SyncSiteIds> instances;  // (rank, seq) -> site id, group
+  SiteId replaceable = 0;                                      // the group's id: keys.size() + 1
 };
 SiteIds judged_sites(const std::vector<SyncSite>& sites);
 
@@ -38,6 +41,7 @@ struct SiteProtection {
 struct Protection {
   VariantPairs base;                  // each variant's unordered pairs, nothing removed
   std::vector<SiteProtection> sites;  // by site id - 1
+  SiteProtection replaceable;         // what the replaceable sites together protect
   std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;  // of every protected pair
 };
 

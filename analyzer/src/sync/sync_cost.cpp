@@ -75,10 +75,10 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
   } else if (g.verdict == SyncJudgement::Protects || g.verdict == SyncJudgement::MayProtect) {
     // Stronger than needed? Replace it by the minimal waits for what it protects, and propose
     // that only where the check finds every pair still ordered.
+    // Removing the site can only unorder the pairs it protects, and added waits only add order:
+    // those pairs are all the check needs to look at.
     w.add = place_waits(c.run, g.protected_pairs, w.drop);
-    PairSet left_real, left;
-    new_variant_pairs(variant_pairs(c.variants, &w), c.base, left_real, left);
-    if (left.empty()) {
+    if (unordered_after(c.variants, w, g.protected_pairs).empty()) {
       v.replaced = true;
       v.step_without_ns = c.replay.run(apply_edits(c.run, w), {}, &w.drop).step_ns;
       v.finding = v.step_ns - v.step_without_ns >= min_gain;

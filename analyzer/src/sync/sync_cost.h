@@ -25,7 +25,6 @@ struct SiteCostContext {
   const Schedule& unchanged;   // replay->run_unchanged()
   const StallWindows& windows;
   const RunVariants& variants;
-  const VariantPairs& base;    // the variants' pairs, nothing removed
   double min_cost = 0.01;
 };
 

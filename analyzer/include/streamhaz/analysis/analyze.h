@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,13 @@
 #include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
+
+// A synchronisation instance's site, and the group of sites removed together it belongs to (the
+// minimal synchronisation's: every synchronisation it may replace), numbered from 1; 0: none.
+struct SyncSiteIds {
+  uint32_t site = 0;
+  uint32_t group = 0;
+};
 
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
@@ -61,10 +69,10 @@ struct AnalysisOptions {
   // checks of a run with and without a synchronisation compare the same pairs.
   bool keep_all_readers = false;
   // Synchronisation sites whose edges the check traces through the run, by (rank, seq) of each
-  // instance (an event wait, a host synchronisation, a legacy-stream operation's barrier) to a
-  // site number from 1; and the callback for every conflicting pair that is ordered, but only
-  // through some of them: `sites` lists each site without which the pair would be unordered.
-  const std::map<std::pair<int, uint64_t>, uint32_t>* sync_sites = nullptr;
+  // instance (an event wait, a host synchronisation, a legacy-stream operation's barrier); and
+  // the callback for every conflicting pair that is ordered, but only through some of them:
+  // `sites` lists each site (and group) without which the pair would be unordered.
+  const std::map<std::pair<int, uint64_t>, SyncSiteIds>* sync_sites = nullptr;
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte,
                      std::span<const uint32_t> sites)>
       on_ordered_by_sites;
@@ -73,6 +81,10 @@ struct AnalysisOptions {
   // that the host waited (the pass leaves such queries out of every check: without the wait
   // that made them succeed they would have failed).
   std::function<void(int rank, uint64_t seq)> on_idle_query;
+  // Only these pairs (rank, earlier seq, later seq) are checked, for order alone: each one the
+  // run leaves unordered goes to on_conflict (first byte 0); no footprint is looked at. How the
+  // pass holds a replacement of a synchronisation to the pairs it must keep ordered.
+  const std::set<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
 };
 
 // One rank's records held in memory (an edited copy of a trace).
