@@ -4,7 +4,9 @@
 // checks it in a child process and prints, per rank count: CPU time per operation on one
 // thread, with the default (projected) clocks, with them but no rank running ahead of a
 // collective, and with the dense all-rank reference clocks; peak RSS per rank; and the
-// wall-clock speed-up of --jobs 0 (every core) over one thread.
+// wall-clock speed-up of --jobs 0 (every core) over one thread; and what the over-synchronisation
+// pass (`check`'s default: judged window, minimal synchronisation, costs) adds on one thread, as
+// the CPU time of check with it over check without it.
 // It then extrapolates per-operation time and memory per rank to 16,384 ranks by a
 // least-squares line through the measured points.
 //
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/sync.h"
 #include "synthetic_zero2.h"
 
 using namespace streamhaz;
@@ -47,8 +50,10 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Checks the files in a child process, so that its peak RSS is this check's alone.
-Measured check_in_child(const std::vector<std::string>& files, bool dense, unsigned jobs, bool run_ahead = true) {
+// Checks the files in a child process, so that its peak RSS is this check's alone. `sync`: the
+// over-synchronisation pass alone instead (CPU time; its findings count as findings).
+Measured check_in_child(const std::vector<std::string>& files, bool dense, unsigned jobs, bool run_ahead = true,
+                        bool sync = false) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
   const pid_t child = ::fork();
@@ -62,14 +67,19 @@ Measured check_in_child(const std::vector<std::string>& files, bool dense, unsig
     rusage before{}, after{};
     ::getrusage(RUSAGE_SELF, &before);
     const double t0 = now_s();
-    const analysis::AnalysisResult r = analysis::analyze(files, o);
     Measured m;
+    if (sync) {
+      const analysis::SyncReport rep = analysis::analyze_sync(files, o, analysis::SyncOptions{});
+      m.findings = rep.ran ? 0 : 1;
+    } else {
+      const analysis::AnalysisResult r = analysis::analyze(files, o);
+      m.ops = r.operations_checked;
+      m.findings = r.findings.size();
+    }
     m.wall_s = now_s() - t0;
     ::getrusage(RUSAGE_SELF, &after);
     auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
     m.cpu_s = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime);
-    m.ops = r.operations_checked;
-    m.findings = r.findings.size();
     m.ok = true;
     if (::write(fds[1], &m, sizeof m) != sizeof m) std::_Exit(1);
     std::_Exit(0);
@@ -139,9 +149,10 @@ int main(int argc, char** argv) {
               (unsigned long long)ops_per_rank, cores,
               repeat > 1 ? (", fastest of " + std::to_string(repeat) + " runs (wall times too)").c_str() : "");
   std::printf("| ranks | operations | µs/op projected | µs/op, no running ahead | µs/op dense (reference) | "
-              "dense / projected | peak RSS MB | KB per rank | wall s, 1 thread | wall s, %u threads | speed-up |\n",
+              "dense / projected | peak RSS MB | KB per rank | wall s, 1 thread | wall s, %u threads | speed-up | "
+              "with over-sync / without |\n",
               cores);
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> xs, us_per_op, kb_per_rank;
   double base_us = 0;  // at 8 ranks (the target's reference), else the first count
   int base_ranks = 0;
@@ -170,6 +181,7 @@ int main(int argc, char** argv) {
       if (r == 0 || c.cpu_s < lockstep.cpu_s) lockstep = c;
     }
     if (world <= dense_up_to) dense = check_in_child(files, true, 1);
+    const Measured sync = check_in_child(files, false, 1, true, true);
     if (keep) std::printf("traces kept in %s\n", dir.c_str());
     else std::filesystem::remove_all(dir);
     if (!one.ok || !all.ok || one.findings || all.findings || lockstep.findings || (dense.ok && dense.findings)) {
@@ -184,10 +196,12 @@ int main(int argc, char** argv) {
     xs.push_back(world);
     us_per_op.push_back(us);
     kb_per_rank.push_back(kb);
-    std::printf("| %d | %llu | %.3f | %.3f | %s | %s | %.1f | %.0f | %.2f | %.2f | %.2f× |\n", world,
+    const std::string with_sync =
+        sync.ok && !sync.findings ? std::to_string((one.cpu_s + sync.cpu_s) / one.cpu_s).substr(0, 4) : "—";
+    std::printf("| %d | %llu | %.3f | %.3f | %s | %s | %.1f | %.0f | %.2f | %.2f | %.2f× | %s |\n", world,
                 (unsigned long long)one.ops, us, lockstep.cpu_s / double(lockstep.ops) * 1e6, dense.ok ? std::to_string(dense_us).substr(0, 5).c_str() : "—",
                 dense.ok ? (std::to_string(dense_us / us).substr(0, 4) + "×").c_str() : "—", one.peak_mb, kb,
-                one_wall, all.wall_s, one_wall / all.wall_s);
+                one_wall, all.wall_s, one_wall / all.wall_s, with_sync.c_str());
     std::fflush(stdout);
   }
   if (xs.size() >= 2) {

@@ -614,7 +614,12 @@ void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
   if (checking_order()) return;
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
-  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered);
+  using Phantom = ShadowMemory::Phantom;
+  const Phantom phantom = !options_.phantom_ops || !options_.phantom_ops->count({rank_, op.seq}) ? Phantom::No
+                          : options_.lasting_phantom_ops && options_.lasting_phantom_ops->count({rank_, op.seq})
+                              ? Phantom::Lasting
+                              : Phantom::Yes;
+  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
   if (ordered)
     for (const Conflict& c : *ordered) gather(op_ordered_, c, b.mode);

@@ -33,6 +33,7 @@ enum OpFlags : uint8_t {
   kOpInGraph = 2,   // captured into a graph, ran at a graph launch
   kOpHostSide = 4,  // performed by the host (cudaFree)
   kOpPointerFallback = 8,  // pointer arguments a stronger footprint of the kernel does not cover
+  kOpLastingPhantom = 16,  // the over-synchronisation pass's fence (ShadowCell::phantoms)
 };
 
 struct OpStamp {

@@ -31,29 +31,52 @@ bool ordered_by_sites(const OpStamp& prev, const OpStamp& op, const VectorClock&
   return prev.valid() && !(prev == op) && now.rests_on_sites(prev.epoch);
 }
 
-void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, const OpStamp& op,
+// `meets_unknown`: the access meets every kernel of unknown footprint since the last write (a
+// write, a fence); a read, or another such kernel, only the phantoms.
+void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_unknown, const OpStamp& op,
            const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
-  if (unordered(cell.writer, op, now)) note(out, cell.writer, AccessMode::Write, lo, hi);
-  else if (ordered && ordered_by_sites(cell.writer, op, now)) note(*ordered, cell.writer, AccessMode::Write, lo, hi);
+  auto meet = [&](const OpStamp& prev, AccessMode role) {
+    if (unordered(prev, op, now)) note(out, prev, role, lo, hi);
+    else if (ordered && ordered_by_sites(prev, op, now)) note(*ordered, prev, role, lo, hi);
+  };
+  meet(cell.writer, AccessMode::Write);
+  if (meets_unknown)
+    for (const OpStamp& p : cell.unknown) meet(p, AccessMode::ReadWrite);
+  else
+    for (const OpStamp& p : cell.phantoms) meet(p, AccessMode::ReadWrite);
   if (!is_write) return;
-  for (const OpStamp& r : cell.readers) {
-    if (unordered(r, op, now)) note(out, r, AccessMode::Read, lo, hi);
-    else if (ordered && ordered_by_sites(r, op, now)) note(*ordered, r, AccessMode::Read, lo, hi);
-  }
+  for (const OpStamp& r : cell.readers) meet(r, AccessMode::Read);
 }
 
 }  // namespace
 
 void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
-                          std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+                          std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
   out.clear();
   if (ordered) ordered->clear();
-  const bool is_write = writes(mode);
+  const bool is_write = phantom != Phantom::No || writes(mode);
+  const bool meets_unknown = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check(cell, a, b, is_write, op, now, out, ordered);
+    check(cell, a, b, is_write, meets_unknown, op, now, out, ordered);
+    if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
+      if (!cell.unknown.empty() && cell.unknown.back() == op) return;  // the same kernel's next range
+      cell.unknown.push_back(op);
+      // The latest phantom of a stream stands for the stream's earlier ones here (they stay
+      // readers); lasting ones stay.
+      if (phantom == Phantom::Yes)
+        std::erase_if(cell.phantoms, [&](const OpStamp& p) {
+          return p.stream_slot == op.stream_slot && !(p.flags & kOpLastingPhantom);
+        });
+      OpStamp kept = op;
+      if (phantom == Phantom::Lasting) kept.flags |= kOpLastingPhantom;
+      cell.phantoms.push_back(kept);
+      return;
+    }
     if (is_write) {
       cell.writer = op;
       cell.readers.clear();
+      cell.unknown.clear();
+      cell.phantoms.clear();
       return;
     }
     if (keep_all_readers_) {
@@ -72,8 +95,9 @@ void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const Ve
                            std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
   out.clear();
   if (ordered) ordered->clear();
-  cells_.visit(lo, hi,
-               [&](uint64_t a, uint64_t b, const ShadowCell& cell) { check(cell, a, b, true, op, now, out, ordered); });
+  cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
+    check(cell, a, b, true, true, op, now, out, ordered);
+  });
   cells_.erase(lo, hi);
 }
 

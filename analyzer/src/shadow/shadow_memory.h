@@ -16,9 +16,18 @@ namespace streamhaz::analysis {
 struct ShadowCell {
   OpStamp writer;                // !valid(): no write since the range was allocated
   std::vector<OpStamp> readers;  // reads since that write not ordered before a later read
+  // The over-synchronisation pass's kernels of unknown footprint since that write, which may have
+  // read and written these bytes. Every one is met by a later write, as a read would be
+  // (`unknown`); the latest of each stream, and every fence (it stands for a stream's work
+  // outside the judged window), are met by every later access, as a write would be (`phantoms`).
+  // None hides what came before it (the bytes may be untouched); the next write replaces them.
+  std::vector<OpStamp> unknown;
+  std::vector<OpStamp> phantoms;
 
-  bool empty() const { return !writer.valid() && readers.empty(); }
-  bool operator==(const ShadowCell& o) const { return writer == o.writer && readers == o.readers; }
+  bool empty() const { return !writer.valid() && readers.empty() && unknown.empty() && phantoms.empty(); }
+  bool operator==(const ShadowCell& o) const {
+    return writer == o.writer && readers == o.readers && unknown == o.unknown && phantoms == o.phantoms;
+  }
 };
 
 // One unordered conflicting pair found by an access: the earlier operation, what it did,
@@ -35,8 +44,11 @@ class ShadowMemory {
   // are appended to `out` (cleared first), one per earlier operation and role. With `ordered`,
   // conflicting pairs that `now` orders only through synchronisation sites (clock/witness.h)
   // are appended there (cleared first) the same way.
+  // `phantom`: the access of a kernel of unknown footprint (ShadowCell::phantoms), whatever `mode`;
+  // a lasting one (a fence) is not replaced by later phantoms of its stream.
+  enum class Phantom : uint8_t { No, Yes, Lasting };
   void access(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
-              std::vector<Conflict>& out, std::vector<Conflict>* ordered = nullptr);
+              std::vector<Conflict>& out, std::vector<Conflict>* ordered = nullptr, Phantom phantom = Phantom::No);
   // Checks [lo, hi) like a write by `op` (freeing memory), then forgets its history.
   void release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out,
                std::vector<Conflict>* ordered = nullptr);

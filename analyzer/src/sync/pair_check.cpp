@@ -9,22 +9,10 @@
 
 namespace streamhaz::analysis {
 
-namespace {
-
-// Which access of a touch-all kernel: what it stands for decides its mode in each variant.
-struct TouchAccess {
-  size_t record = 0;  // index in the rank's records
-  int fence = -1;     // -1: a kernel without footprint; else the fence's number in its rank
-};
-
-}  // namespace
-
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows) {
   RunVariants v;
   v.real = run;
-  std::vector<RankRecords> all(run.size());
-  std::vector<std::vector<TouchAccess>> touches(run.size());
-  int most_fences = 0;
+  std::vector<RankRecords>& all = v.touch.emplace_back(run.size());
   for (size_t ri = 0; ri < run.size(); ++ri) {
     const RankRecords& in = run[ri];
     const std::vector<StartFence> none;
@@ -37,25 +25,21 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
     uint64_t kernel = 0, max_seq = 0;
     bool footprint = false, pointer = false;
     std::map<trace::StreamId, bool> streams;
-    auto touch_access = [&](uint64_t seq, int fence) {
-      touches[ri].push_back(TouchAccess{out.records.size(), fence});
+    // An access of all memory, a phantom in the pass's checks (AnalysisOptions::phantom_ops).
+    auto touch_access = [&](uint64_t seq) {
       out.records.push_back(trace::Access{seq, 0, std::numeric_limits<uint64_t>::max(), trace::AccessMode::ReadWrite,
                                           trace::FootprintTier::Static});
       v.unfootprinted.insert({in.rank, seq});
     };
     auto close_kernel = [&] {
-      if (kernel && (!footprint || pointer)) touch_access(kernel, -1);
+      if (kernel && (!footprint || pointer)) touch_access(kernel);
       kernel = 0;
     };
-    // Start fences are numbered from 0, end fences likewise: a start fence's write cannot hide
-    // an end fence's pairs (every window access lies between them), so fence j of each kind
-    // shares a variant.
-    int start_fences = 0, end_fences = 0;
-    auto fence = [&](trace::StreamId s, uint64_t seq, int number) {
+    auto fence = [&](trace::StreamId s, uint64_t seq) {
       trace::Kernel k;
       k.op = trace::OpCommon{seq, s, 0};
       out.records.push_back(k);
-      touch_access(seq, number);
+      touch_access(seq);
       v.fences.insert({in.rank, seq});
     };
     for (const trace::Record& r : in.records) {
@@ -63,7 +47,7 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
                        std::holds_alternative<trace::StringDef>(r);
       if (!own) close_kernel();
       for (; next_start < starts.size() && starts[next_start].index == index; ++next_start)
-        fence(starts[next_start].stream, starts[next_start].seq, start_fences++);
+        fence(starts[next_start].stream, starts[next_start].seq);
       ++index;
       if (const auto* a = std::get_if<trace::Access>(&r); a && a->op_seq == kernel) {
         if (a->bytes == 0 || a->tier == trace::FootprintTier::Pointer) {
@@ -83,30 +67,14 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
       }
     }
     close_kernel();
-    for (; next_start < starts.size(); ++next_start) fence(starts[next_start].stream, starts[next_start].seq, start_fences++);
+    for (; next_start < starts.size(); ++next_start) fence(starts[next_start].stream, starts[next_start].seq);
     if (fences)
-      for (const auto& [s, used] : streams) fence(s, ++max_seq, end_fences++);
-    most_fences = std::max({most_fences, start_fences, end_fences});
+      for (const auto& [s, used] : streams) fence(s, ++max_seq);
   }
   // The queries whose success only repeats a wait (their clocks are the same in every variant).
-  AnalysisOptions idle = pass_check_options();
+  AnalysisOptions idle = pass_check_options(v);
   idle.on_idle_query = [&](int rank, uint64_t seq) { v.idle_queries.insert({rank, seq}); };
   analyze_records(run, idle);
-  // The variants differ only in the modes of the touch-all accesses.
-  auto variant = [&](auto mode_of) {
-    std::vector<RankRecords> out = all;
-    for (size_t ri = 0; ri < out.size(); ++ri)
-      for (const TouchAccess& t : touches[ri]) std::get<trace::Access>(out[ri].records[t.record]).mode = mode_of(t);
-    return out;
-  };
-  v.touch.push_back(variant([](const TouchAccess& t) {
-    return t.fence < 0 ? trace::AccessMode::ReadWrite : trace::AccessMode::Read;
-  }));
-  v.touch.push_back(variant([](const TouchAccess&) { return trace::AccessMode::Read; }));
-  for (int j = 0; j < most_fences; ++j)
-    v.touch.push_back(variant([j](const TouchAccess& t) {
-      return t.fence == j ? trace::AccessMode::ReadWrite : trace::AccessMode::Read;
-    }));
   return v;
 }
 
@@ -115,9 +83,9 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
   VariantPairs p;
   const auto skip = v.left_out(w ? w->drop : std::set<std::pair<int, uint64_t>>{});
   auto pairs_of = [&](const std::vector<RankRecords>& run) {
-    if (!w || (w->add.empty() && w->drop_kinds.empty())) return unordered_pairs(run, first_byte, &skip);  // no copy
+    if (!w || (w->add.empty() && w->drop_kinds.empty())) return unordered_pairs(run, v, first_byte, &skip);  // no copy
     // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
-    return unordered_pairs(apply_edits(run, *w), first_byte, &skip);
+    return unordered_pairs(apply_edits(run, *w), v, first_byte, &skip);
   };
   p.real = pairs_of(v.real);
   for (const auto& run : v.touch) p.touch.push_back(pairs_of(run));
@@ -137,25 +105,27 @@ void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const s
                          PairSet& all, bool first_only) {
   const auto skip = v.left_out(drop);
   for (size_t i = 0; i < v.touch.size() && i < base.touch.size(); ++i) {
-    const PairSet p = new_pairs(unordered_pairs(v.touch[i], nullptr, &skip), base.touch[i]);
+    const PairSet p = new_pairs(unordered_pairs(v.touch[i], v, nullptr, &skip), base.touch[i]);
     all.insert(p.begin(), p.end());
     if (first_only && !all.empty()) return;
   }
 }
 
-AnalysisOptions pass_check_options(PassOrder order) {
+AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order) {
   AnalysisOptions o;
   o.backfill_timings = false;
   o.local_order = order == PassOrder::Local;
   o.keep_all_readers = true;
+  o.phantom_ops = &v.unfootprinted;
+  o.lasting_phantom_ops = &v.fences;
   return o;
 }
 
-PairSet unordered_pairs(const std::vector<RankRecords>& run,
+PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
                         std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte,
                         const std::set<std::pair<int, uint64_t>>* skip, PassOrder order) {
   PairSet pairs;
-  AnalysisOptions o = pass_check_options(order);
+  AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = skip;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
     pairs.insert({rank, a, b});
@@ -165,14 +135,14 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run,
   return pairs;
 }
 
-PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs) {
+PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs, PassOrder order) {
   PairSet left;
   if (pairs.empty()) return left;
   // The first touch-all variant holds every operation the pairs may name (fences included);
   // the variants' clocks are all the same.
   const std::vector<RankRecords>& run = v.touch.empty() ? v.real : v.touch.front();
   const auto skip = v.left_out(w.drop);
-  AnalysisOptions o = pass_check_options();
+  AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = &skip;
   o.order_checks = &pairs;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.insert({rank, a, b}); };

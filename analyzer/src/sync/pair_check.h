@@ -19,20 +19,21 @@
 
 namespace streamhaz::analysis {
 
+// How the pass checks: each rank's own order (the default), or with the order collectives carry
+// between ranks too (only to find pairs that only other ranks order).
+enum class PassOrder : uint8_t { Local, Global };
+
 using PairSet = std::set<std::tuple<int, uint64_t, uint64_t>>;  // rank, earlier seq, later seq
 
 struct RunVariants {
   std::vector<RankRecords> real;
-  // Runs in which some kernels touch all memory, the first two always there:
-  //  [0] kernels without footprint (or only pointer-tier accesses) read and write all memory;
-  //  [1] ...and here only read it: a write replaces the last writer in shadow memory, so an
-  //      earlier operation behind an unordered touch-all write is no longer paired; reads are not;
-  //  [2 + j] fence j of each rank writes all memory, every other touch-all kernel only reads it:
-  //      fences stand for work outside the judged window, and one fence's write would hide
-  //      another's, so each writes in a run of its own.
+  // The run in which every kernel without footprint (or with only pointer-tier accesses) and
+  // every fence accesses all memory, as a phantom (AnalysisOptions::phantom_ops): it conflicts
+  // with every earlier and later access, as a write would, and hides none, since it may leave
+  // any byte untouched. One run (a vector for the checks that loop over touch variants).
   std::vector<std::vector<RankRecords>> touch;
   // Per rank: seqs of kernels that touch all memory in `touch` (no footprint, pointer tier,
-  // or a fence standing for work outside the judged window).
+  // or a fence standing for work outside the judged window): the phantoms.
   std::set<std::pair<int, uint64_t>> unfootprinted;
   std::set<std::pair<int, uint64_t>> fences;
   // Successful queries of an event or stream the host had already waited for (rank, seq): every
@@ -55,22 +56,21 @@ struct RunVariants {
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
                           const std::vector<struct JudgedWindow>* windows = nullptr);
 
-// How the pass checks: each rank's own order (the default), or with the order collectives carry
-// between ranks too (only to find pairs that only other ranks order).
-enum class PassOrder : uint8_t { Local, Global };
 
-// The check options every check of the pass uses.
-AnalysisOptions pass_check_options(PassOrder order = PassOrder::Local);
+// The check options every check of the pass uses (a run of `v`).
+AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order = PassOrder::Local);
 
-// `first_byte`, when given, gets the first conflicting byte of every pair.
-PairSet unordered_pairs(const std::vector<RankRecords>& run,
+// The unordered pairs of `run`, one of `v`'s. `first_byte`, when given, gets the first
+// conflicting byte of every pair.
+PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
                         std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
                         const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local);
 
 // The pairs of `pairs` the edited run (`w` applied to the variants) leaves unordered: what a check
 // of every variant would find new, when `w` removes only synchronisations whose pairs those are
 // and adds waits (order only; one clock-only pass of the run).
-PairSet unordered_after(const RunVariants& v, const struct WhatIf& w, const PairSet& pairs);
+PairSet unordered_after(const RunVariants& v, const struct WhatIf& w, const PairSet& pairs,
+                        PassOrder order = PassOrder::Local);
 
 // Pairs of `now` that `base` does not have.
 PairSet new_pairs(const PairSet& now, const PairSet& base);

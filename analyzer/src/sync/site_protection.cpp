@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -28,12 +29,11 @@ struct OrderedBySite {
 // each site. Sorted by site and pair, each site's pairs then go into its set in order; a pair
 // another check of the same two operations leaves unordered (a graph launched twice) is not the
 // site's: removing it would find that pair unordered already.
-void witness_check(const std::vector<RankRecords>& run, const SiteIds& ids,
-                   const std::set<std::pair<int, uint64_t>>& idle_queries, PairSet& base,
+void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, const SiteIds& ids, PairSet& base,
                    const std::function<SiteProtection&(SiteId)>& protection_of, bool real, FirstBytes& first_byte) {
   std::vector<OrderedBySite> found;
-  AnalysisOptions o = pass_check_options();
-  o.skip_syncs = &idle_queries;
+  AnalysisOptions o = pass_check_options(v);
+  o.skip_syncs = &v.idle_queries;
   o.sync_sites = &ids.instances;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { base.insert({rank, a, b}); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
@@ -84,9 +84,9 @@ Protection protection_by_witness(const RunVariants& v, const SiteIds& ids) {
   const std::function<SiteProtection&(SiteId)> protection_of = [&](SiteId s) -> SiteProtection& {
     return s == ids.replaceable ? p.replaceable : p.sites[s - 1];
   };
-  witness_check(v.real, ids, v.idle_queries, p.base.real, protection_of, true, p.first_byte);
+  witness_check(v.real, v, ids, p.base.real, protection_of, true, p.first_byte);
   for (const auto& variant : v.touch)
-    witness_check(variant, ids, v.idle_queries, p.base.touch.emplace_back(), protection_of, false, p.first_byte);
+    witness_check(variant, v, ids, p.base.touch.emplace_back(), protection_of, false, p.first_byte);
   return p;
 }
 
@@ -108,7 +108,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
     const auto drop = instances_of(lo, hi);
     const auto skip = v.left_out(drop);
     // Pairs with known footprints first: a set that orders some is split without the rest.
-    PairSet real = new_pairs(unordered_pairs(v.real, &p.first_byte, &skip), p.base.real);
+    PairSet real = new_pairs(unordered_pairs(v.real, v, &p.first_byte, &skip), p.base.real);
     if (!real.empty() && hi - lo > 1) {
       judge(lo, lo + (hi - lo) / 2);
       judge(lo + (hi - lo) / 2, hi);
@@ -123,7 +123,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
       return;
     }
     for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i) {
-      const PairSet now = new_pairs(unordered_pairs(v.touch[i], &p.first_byte, &skip), p.base.touch[i]);
+      const PairSet now = new_pairs(unordered_pairs(v.touch[i], v, &p.first_byte, &skip), p.base.touch[i]);
       all.insert(now.begin(), now.end());
     }
     p.sites[lo].real = std::move(real);
@@ -135,10 +135,10 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   for (const auto& [instance, site] : ids.instances)
     if (site.group) group.insert(instance);
   const auto skip = v.left_out(group);
-  p.replaceable.real = new_pairs(unordered_pairs(v.real, &p.first_byte, &skip), p.base.real);
+  p.replaceable.real = new_pairs(unordered_pairs(v.real, v, &p.first_byte, &skip), p.base.real);
   p.replaceable.all = p.replaceable.real;
   for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i) {
-    const PairSet now = new_pairs(unordered_pairs(v.touch[i], &p.first_byte, &skip), p.base.touch[i]);
+    const PairSet now = new_pairs(unordered_pairs(v.touch[i], v, &p.first_byte, &skip), p.base.touch[i]);
     p.replaceable.all.insert(now.begin(), now.end());
   }
   return p;
@@ -147,13 +147,12 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
 PairSet ordered_only_through_other_ranks(const RunVariants& v, const VariantPairs& local_base) {
   PairSet out;
   if (v.real.size() < 2) return out;
-  auto add = [&](const std::vector<RankRecords>& run, const PairSet& local) {
-    const PairSet global = unordered_pairs(run, nullptr, &v.idle_queries, PassOrder::Global);
-    for (const auto& pair : local)
-      if (!global.count(pair)) out.insert(pair);
-  };
-  add(v.real, local_base.real);
-  for (size_t i = 0; i < v.touch.size() && i < local_base.touch.size(); ++i) add(v.touch[i], local_base.touch[i]);
+  // Only pairs the ranks' own order leaves unordered can be ordered through other ranks: one
+  // order-only check of them with the order collectives carry.
+  PairSet local = local_base.real;
+  for (const PairSet& t : local_base.touch) local.insert(t.begin(), t.end());
+  const PairSet global = unordered_after(v, WhatIf{}, local, PassOrder::Global);
+  std::set_difference(local.begin(), local.end(), global.begin(), global.end(), std::inserter(out, out.end()));
   return out;
 }
 

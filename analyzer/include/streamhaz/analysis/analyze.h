@@ -68,6 +68,12 @@ struct AnalysisOptions {
   // before a later one: which pairs are checked then does not depend on the order, so that
   // checks of a run with and without a synchronisation compare the same pairs.
   bool keep_all_readers = false;
+  // Kernels (rank, seq) whose accesses stand for an unknown footprint: each conflicts with every
+  // earlier and later access of the bytes it covers, as a write would, but hides nothing
+  // (ShadowCell::phantoms). The pass's kernels without footprint and its fences; the fences are
+  // lasting ones, which later phantoms of their stream do not replace.
+  const std::set<std::pair<int, uint64_t>>* phantom_ops = nullptr;
+  const std::set<std::pair<int, uint64_t>>* lasting_phantom_ops = nullptr;
   // Synchronisation sites whose edges the check traces through the run, by (rank, seq) of each
   // instance (an event wait, a host synchronisation, a legacy-stream operation's barrier); and
   // the callback for every conflicting pair that is ordered, but only through some of them:
