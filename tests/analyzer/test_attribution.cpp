@@ -21,7 +21,26 @@ struct Options {
   bool stacks = true;
   bool caching_allocator = false;  // the bucket comes from PyTorch's caching allocator
   bool pool = true;                // the reduction stream is one of a pool made by one call
+  // The all-reduce and the pool's creation go through DeepSpeed's torch.distributed facade
+  // (deepspeed.comm), as on real runs: the pool is made by the first collective, a broadcast.
+  bool comm_wrappers = false;
+  bool comm_caller = true;  // with comm_wrappers: the all-reduce's stack has DeepSpeed's caller
 };
+
+constexpr const char* kSite = "/opt/venv/lib/python3.10/site-packages/";
+
+std::vector<BuilderFrame> through_comm(const char* collective, uint32_t c10d_line, uint32_t backend_line) {
+  return {py(std::string(kSite) + "torch/distributed/distributed_c10d.py", c10d_line, collective),
+          py(std::string(kSite) + "torch/distributed/c10d_logger.py", 83, "_exception_logger.<locals>.wrapper"),
+          py(std::string(kSite) + "deepspeed/comm/torch.py", backend_line, std::string("TorchBackend.") + collective),
+          py(std::string(kSite) + "deepspeed/comm/comm.py", 117, "timed_op.<locals>.log_wrapper"),
+          py(std::string(kSite) + "deepspeed/comm/comm.py", 520, collective)};
+}
+
+std::vector<BuilderFrame> then(std::vector<BuilderFrame> inner, const std::vector<BuilderFrame>& outer) {
+  inner.insert(inner.end(), outer.begin(), outer.end());
+  return inner;
+}
 
 // The ZeRO-2 bucket race: a copy into the bucket on one stream, the all-reduce of its previous
 // contents on another, nothing ordering them.
@@ -38,11 +57,20 @@ TraceBuilder bucket_race(const Options& o) {
                                : r.stack({py(kStage, 130, "__init__"), py("/home/user/train.py", 30, "main")});
   const CallsiteId copy = r.stack({py("/opt/venv/lib/python3.10/site-packages/torch/_tensor.py", 9, "copy_"),
                                    py(kStage, 912, "copy_grads_in_partition"), py("/home/user/train.py", 44, "main")});
-  const CallsiteId reduce = r.stack({py(kStage, 1100, "average_tensor"), py("/home/user/train.py", 44, "main")});
+  const CallsiteId reduce =
+      !o.comm_wrappers ? r.stack({py(kStage, 1100, "average_tensor"), py("/home/user/train.py", 44, "main")})
+      : o.comm_caller
+          ? r.stack(then(through_comm("all_reduce", 2501, 151),
+                         {py(kStage, 1100, "DeepSpeedZeroOptimizer.average_tensor"), py("/home/user/train.py", 44, "main")}))
+          : r.stack(through_comm("all_reduce", 2501, 151));  // a stack cut short: wrappers and torch only
   if (o.stacks) r.use_stack(init);
   const StreamId compute = r.stream("", false);  // unnamed, made by its own call
-  if (o.stacks && o.pool) r.use_stack(r.stack({py("/opt/venv/lib/python3.10/site-packages/torch/cuda/streams.py",
-                                                   30, "__new__"), py(kStage, 140, "__init__")}));
+  const std::vector<BuilderFrame> pool_maker =
+      !o.comm_wrappers ? std::vector<BuilderFrame>{py(kStage, 140, "__init__")}
+                       : then(through_comm("broadcast", 2201, 192),
+                              {py(std::string(kSite) + "deepspeed/runtime/engine.py", 1234, "DeepSpeedEngine._broadcast_model")});
+  if (o.stacks && o.pool)
+    r.use_stack(r.stack(then({py(std::string(kSite) + "torch/cuda/streams.py", 30, "__new__")}, pool_maker)));
   const StreamId reduction = r.stream("");
   const StreamId spare = r.stream("");
   (void)spare;
@@ -64,6 +92,19 @@ AnalysisResult attributed(const TraceBuilder& run) {
   streamhaz::analysis::attach_stacks(result);
   std::filesystem::remove_all(dir);
   return result;
+}
+
+// With the over-synchronisation pass's findings too.
+AnalysisResult attributed_with_sync(const TraceBuilder& run) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  const auto files = expand_trace_paths({dir.string()});
+  AnalysisResult res = streamhaz::analysis::analyze(files, {});
+  streamhaz::analysis::SyncReport rep = streamhaz::analysis::analyze_sync(files, {}, {}, &res.findings);
+  for (Finding& f : rep.findings) res.findings.push_back(std::move(f));
+  streamhaz::analysis::attach_stacks(res);
+  std::filesystem::remove_all(dir);
+  return res;
 }
 
 std::string text_of(const AnalysisResult& a, bool full = false) {
@@ -132,6 +173,59 @@ TEST_CASE("a race's operations carry the stacks they were issued from", "[attrib
     CHECK(second["stack"][1]["kind"] == "python");
     CHECK(second["stream_origin"]["how"] == "created");
     CHECK(j["findings"][0]["buffer"]["alloc_stack"][0]["function"] == "__init__");
+  }
+}
+
+TEST_CASE("a stream first used inside DeepSpeed's communication wrapper is placed at the wrapper's caller",
+          "[attribution]") {
+  const AnalysisResult res = attributed(bucket_race({.comm_wrappers = true}));
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  CHECK(f.first.kind == "ncclAllReduce");
+  REQUIRE(f.first.stream_origin.stack.size() == 7);
+  // The line named is DeepSpeed's own call, past torch.distributed and deepspeed.comm; the pool's
+  // creation likewise names the caller of the broadcast.
+  const std::string text = text_of(res);
+  CHECK_THAT(text, Catch::Contains("stream 2 (first used at stage_1_and_2.py:1100 in "
+                                   "DeepSpeedZeroOptimizer.average_tensor, one of 2 streams created together at "
+                                   "engine.py:1234 in DeepSpeedEngine._broadcast_model)"));
+  CHECK_THAT(text, !Catch::Contains("torch.py:") && !Catch::Contains("comm.py:"));
+  // The folded stack says what it folded; torch.distributed's wrappers and deepspeed.comm fold
+  // into one line.
+  CHECK_THAT(text, Catch::Contains("[5 frames in torch, deepspeed.comm]") &&
+                       Catch::Contains("#5 deepspeed/runtime/zero/stage_1_and_2.py:1100 in "
+                                       "DeepSpeedZeroOptimizer.average_tensor"));
+
+  SECTION("--full-stacks shows every frame, the wrappers' included") {
+    const std::string full = text_of(res, true);
+    CHECK_THAT(full, Catch::Contains("#0 torch/distributed/distributed_c10d.py:2501 in all_reduce") &&
+                         Catch::Contains("#2 deepspeed/comm/torch.py:151 in TorchBackend.all_reduce") &&
+                         Catch::Contains("#4 deepspeed/comm/comm.py:520 in all_reduce") &&
+                         Catch::Contains("#5 deepspeed/runtime/zero/stage_1_and_2.py:1100") &&
+                         !Catch::Contains("frames in") && !Catch::Contains("frame in"));
+    // The one-line origin is the same with full stacks.
+    CHECK_THAT(full, Catch::Contains("stream 2 (first used at stage_1_and_2.py:1100 in "
+                                     "DeepSpeedZeroOptimizer.average_tensor"));
+  }
+  SECTION("JSON keeps every frame") {
+    streamhaz::report::ReportInput input;
+    input.analysis = res;
+    const auto j = streamhaz::report::json_report(input);
+    const auto& first = j["findings"][0]["first"];
+    REQUIRE(first["stack"].size() == 7);
+    CHECK(first["stack"][2]["function"] == "TorchBackend.all_reduce");
+    REQUIRE(first["stream_origin"]["stack"].size() == 7);
+    CHECK(first["stream_origin"]["pool"]["stack"].size() == 7);
+  }
+  SECTION("a stack of wrappers and torch alone names the innermost wrapper frame") {
+    const AnalysisResult cut = attributed(bucket_race({.comm_wrappers = true, .comm_caller = false}));
+    REQUIRE(cut.findings.size() == 1);
+    const std::string cut_text = text_of(cut);
+    CHECK_THAT(cut_text, Catch::Contains("stream 2 (first used at torch.py:151 in TorchBackend.all_reduce, one of 2"));
+    CHECK_THAT(cut_text, Catch::Contains("[5 frames in torch, deepspeed.comm]"));
+  }
+  SECTION("keys do not change") {
+    CHECK(f.key == attributed(bucket_race({})).findings[0].key);
   }
 }
 
@@ -210,19 +304,53 @@ TEST_CASE("an over-synchronisation finding carries its wait's call site", "[attr
   r0.use_stack(0);
   r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
 
-  const auto dir = fresh_dir();
-  run.write_dir(dir.string());
-  const auto files = expand_trace_paths({dir.string()});
-  AnalysisResult res = streamhaz::analysis::analyze(files, {});
-  streamhaz::analysis::SyncReport rep = streamhaz::analysis::analyze_sync(files, {}, {}, &res.findings);
-  for (Finding& f : rep.findings) res.findings.push_back(std::move(f));
-  streamhaz::analysis::attach_stacks(res);
-  std::filesystem::remove_all(dir);
-
+  const AnalysisResult res = attributed_with_sync(run);
   REQUIRE(res.findings.size() == 1);
   const Finding& f = res.findings[0];
   CHECK(f.kind == streamhaz::analysis::FindingKind::OverSync);
   REQUIRE(f.sync_stack.size() == 2);
   CHECK(f.sync_stack[0].line == 77);
   CHECK_THAT(text_of(res), Catch::Contains("Synchronisation called at train.py:77 in sync_grads by rank 0"));
+}
+
+TEST_CASE("a synchronisation called through DeepSpeed's accelerator names the caller of the wrapper",
+          "[attribution][oversync]") {
+  // DeepSpeed's end-of-backward get_accelerator().synchronize(): the reduction stream writes Y,
+  // the device is synchronised, and the compute stream then reads only Z. The synchronisation
+  // protects nothing and stalls the compute stream.
+  TraceBuilder run(1);
+  RankTraceBuilder& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t y = r0.alloc(4096, "Y"), z = r0.alloc(4096, "Z");
+  r0.kernel(r, "write_y", {writes(y, 4096)}, 100);
+  r0.use_stack(r0.stack({py(std::string(kSite) + "torch/cuda/__init__.py", 892, "synchronize"),
+                         py(std::string(kSite) + "deepspeed/accelerator/cuda_accelerator.py", 89,
+                            "CUDA_Accelerator.synchronize"),
+                         py(kStage, 1028, "DeepSpeedZeroOptimizer.independent_gradient_partition_epilogue"),
+                         py("/home/user/train.py", 60, "main")}));
+  r0.device_sync();
+  r0.use_stack(0);
+  r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
+
+  const AnalysisResult res = attributed_with_sync(run);
+  REQUIRE(res.findings.size() == 1);
+  const Finding& f = res.findings[0];
+  CHECK(f.kind == streamhaz::analysis::FindingKind::OverSync);
+  REQUIRE(f.sync_stack.size() == 4);
+  const std::string text = text_of(res);
+  CHECK_THAT(text, Catch::Contains("Synchronisation called at stage_1_and_2.py:1028 in "
+                                   "DeepSpeedZeroOptimizer.independent_gradient_partition_epilogue by rank 0"));
+  CHECK_THAT(text, Catch::Contains("[2 frames in torch, deepspeed.accelerator]") &&
+                       !Catch::Contains("cuda_accelerator.py"));
+  // --full-stacks: every frame, and the same call site named.
+  const std::string full = text_of(res, true);
+  CHECK_THAT(full, Catch::Contains("#1 deepspeed/accelerator/cuda_accelerator.py:89 in CUDA_Accelerator.synchronize") &&
+                       Catch::Contains("Synchronisation called at stage_1_and_2.py:1028") &&
+                       !Catch::Contains("frames in"));
+  // JSON: the whole stack, the wrapper's frame included.
+  streamhaz::report::ReportInput input;
+  input.analysis = res;
+  const auto j = streamhaz::report::json_report(input);
+  REQUIRE(j["findings"][0]["sync"]["stack"].size() == 4);
+  CHECK(j["findings"][0]["sync"]["stack"][1]["line"] == 89);
 }

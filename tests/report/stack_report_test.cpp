@@ -71,6 +71,71 @@ TEST_CASE("stacks: library internals fold into one line per run, user and librar
   CHECK(innermost_user_frame(copy_stack())->line == 912);
 }
 
+TEST_CASE("stacks: libraries' thin wrappers of torch are told apart by the table of them") {
+  const char* comm = "/opt/venv/lib/python3.11/site-packages/deepspeed/comm/torch.py";
+  CHECK(frame_origin(python(comm, 151, "TorchBackend.all_reduce")) == FrameOrigin::Wrapper);
+  CHECK(frame_origin(python("/opt/venv/lib/python3.11/site-packages/deepspeed/comm/comm.py", 1, "all_reduce")) ==
+        FrameOrigin::Wrapper);
+  CHECK(frame_origin(python("/opt/venv/lib/python3.11/site-packages/deepspeed/accelerator/cuda_accelerator.py", 89,
+                            "CUDA_Accelerator.synchronize")) == FrameOrigin::Wrapper);
+  // Prefix-mapped paths (streamhaz run --path-prefix-map) match too: fragments match after any '/'.
+  CHECK(frame_origin(python("site/deepspeed/comm/torch.py", 151, "TorchBackend.all_reduce")) == FrameOrigin::Wrapper);
+  CHECK(frame_origin(python("/home/user/mydeepspeed/comm/torch.py", 1, "f")) == FrameOrigin::User);
+  CHECK(frame_origin(python("/opt/venv/lib/python3.11/site-packages/deepspeed/utils/nvtx.py", 33,
+                            "instrument_w_nvtx.<locals>.wrapped_fn")) == FrameOrigin::Wrapper);
+  CHECK(frame_origin(python("/opt/venv/lib/python3.11/site-packages/deepspeed/utils/timer.py", 238,
+                            "ThroughputTimer.start")) == FrameOrigin::Library);
+  // DeepSpeed's own code stays a library frame; torch.distributed's wrappers stay torch.
+  CHECK(frame_origin(python(kStage, 1028, "f")) == FrameOrigin::Library);
+  CHECK(frame_origin(python("/opt/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", 83, "wrapper")) ==
+        FrameOrigin::Torch);
+  CHECK(fold_label(python(comm, 151, "TorchBackend.all_reduce")) == std::string("deepspeed.comm"));
+  CHECK(fold_label(python("/usr/lib/python3.11/threading.py", 1, "run")) == std::string("the Python standard library"));
+  CHECK(hidden_by_default(FrameOrigin::Wrapper));
+}
+
+TEST_CASE("stacks: the frame named is the caller of torch and the wrappers, which fold with torch") {
+  const Stack sync = {python("/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", 892, "synchronize"),
+                      python("/opt/venv/lib/python3.11/site-packages/deepspeed/accelerator/cuda_accelerator.py", 89,
+                             "CUDA_Accelerator.synchronize"),
+                      python(kStage, 1028, "DeepSpeedZeroOptimizer.independent_gradient_partition_epilogue"),
+                      python("/home/user/train.py", 44, "main")};
+  REQUIRE(innermost_user_frame(sync));
+  CHECK(innermost_user_frame(sync)->line == 1028);
+  const auto lines = stack_lines(sync, false);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "[2 frames in torch, deepspeed.accelerator]");
+  CHECK(lines[1] == "#2 deepspeed/runtime/zero/stage_1_and_2.py:1028 in "
+                    "DeepSpeedZeroOptimizer.independent_gradient_partition_epilogue");
+  // Full stacks show every frame, the wrapper's included.
+  const auto full = stack_lines(sync, true);
+  REQUIRE(full.size() == 4);
+  CHECK(full[1] == "#1 deepspeed/accelerator/cuda_accelerator.py:89 in CUDA_Accelerator.synchronize");
+
+  SECTION("a stack of wrappers and torch only names its innermost wrapper frame") {
+    const Stack wrappers = {python("/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", 2501,
+                                   "all_reduce"),
+                            python("site/deepspeed/comm/torch.py", 151, "TorchBackend.all_reduce"),
+                            python("site/deepspeed/comm/comm.py", 520, "all_reduce")};
+    REQUIRE(innermost_user_frame(wrappers));
+    CHECK(innermost_user_frame(wrappers)->line == 151);
+    CHECK(stack_lines(wrappers, false) == std::vector<std::string>{"[3 frames in torch, deepspeed.comm]"});
+    // Torch alone names nothing, as before: reports then fall back to the innermost frame.
+    CHECK_FALSE(innermost_user_frame({wrappers[0]}));
+  }
+  SECTION("runs of other kinds still fold apart") {
+    const Stack mixed = {python("site/deepspeed/comm/torch.py", 151, "TorchBackend.all_reduce"),
+                         python("/usr/lib/python3.11/contextlib.py", 81, "inner"),
+                         python("/opt/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", 83, "wrapper"),
+                         python("site/deepspeed/comm/comm.py", 520, "all_reduce"),
+                         python("/home/user/train.py", 9, "main")};
+    CHECK(stack_lines(mixed, false) == std::vector<std::string>{"[1 frame in deepspeed.comm]",
+                                                                "[1 frame in the Python standard library]",
+                                                                "[2 frames in torch, deepspeed.comm]",
+                                                                "#4 /home/user/train.py:9 in main"});
+  }
+}
+
 TEST_CASE("stacks: symbolised native frames show their source, others their module and offset") {
   StackFrame f = native("/usr/bin/streamhaz-reducer", 0x1a2b, "launch_reduce(float*)");
   f.file = "reducer/src/step.cu";
@@ -101,6 +166,14 @@ TEST_CASE("sarif: with stacks, locations are the program's lines and every stack
   CHECK(loc["artifactLocation"]["uri"] == "deepspeed/runtime/zero/stage_1_and_2.py");
   CHECK(loc["region"]["startLine"] == 912);
   CHECK(r["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 1100);
+  // A location inside a wrapper of torch is its caller's line.
+  f.first.stack = {python("/opt/venv/lib/python3.11/site-packages/deepspeed/comm/torch.py", 151, "TorchBackend.all_reduce"),
+                   python("/opt/venv/lib/python3.11/site-packages/deepspeed/comm/comm.py", 520, "all_reduce"),
+                   python(kStage, 1100, "average_tensor")};
+  const json wrapped = sarif_report(in)["runs"][0]["results"][0]["relatedLocations"][0]["physicalLocation"];
+  CHECK(wrapped["artifactLocation"]["uri"] == "deepspeed/runtime/zero/stage_1_and_2.py");
+  CHECK(wrapped["region"]["startLine"] == 1100);
+  f.first.stack = {python(kStage, 1100, "average_tensor")};
   REQUIRE(r["stacks"].size() == 3);
   CHECK(r["stacks"][0]["frames"].size() == 5);
   CHECK(r["stacks"][0]["frames"][0]["module"] == "/opt/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so");

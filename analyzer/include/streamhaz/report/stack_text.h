@@ -1,6 +1,7 @@
 // How reports show call stacks: which frames are the user's, one line per frame, and the
-// folding of library internals (torch, the Python standard library, CUDA and system libraries)
-// that the text report hides unless asked for full stacks.
+// folding of library internals (torch, libraries' thin wrappers of torch such as DeepSpeed's
+// communication facade, the Python standard library, CUDA and system libraries) that the text
+// report hides unless asked for full stacks.
 #pragma once
 
 #include <string>
@@ -15,6 +16,8 @@ enum class FrameOrigin {
   User,          // the program's own code
   Library,       // third-party Python packages (site-packages: deepspeed...) and other native objects
   Torch,         // torch/, torch/_*, libtorch*, libc10*
+  Wrapper,       // a library's thin wrapper of torch (deepspeed.comm, deepspeed.accelerator...): its caller
+                 // is the line that matters (the table in stack_text.cpp)
   PythonStdlib,  // the Python standard library and interpreter
   System,        // CUDA runtime and driver, NCCL, libc, libstdc++, the tracer
 };
@@ -30,12 +33,19 @@ std::string frame_text(const analysis::StackFrame& f);
 // The same with the file's base name only, for one-line summaries ("created at train.py:42 in step").
 std::string frame_brief(const analysis::StackFrame& f);
 
-// The innermost frame of user or library code (what a finding points at), or null.
+// What a folded run of frames like `f` is called: "torch", "deepspeed.comm", "the Python
+// standard library"...
+const char* fold_label(const analysis::StackFrame& f);
+
+// The frame a finding points at: the innermost frame of user or library code outside torch and
+// the wrappers of the table; where there is none, the innermost wrapper frame; null when every
+// frame is torch, the standard library or a system library (callers then name the innermost frame).
 const analysis::StackFrame* innermost_user_frame(const analysis::Stack& stack);
 
 // The lines a report prints for a stack, innermost first: "#0 train.py:42 in step", and folded
-// runs such as "[3 frames in torch]". Without `full`, hidden frames are folded and at most
-// `max_shown` frames are shown. Not escaped.
+// runs such as "[3 frames in torch]" (torch and wrapper frames fold together: "[5 frames in torch,
+// deepspeed.comm]"). Without `full`, hidden frames are folded and at most `max_shown` frames are
+// shown. Not escaped.
 std::vector<std::string> stack_lines(const analysis::Stack& stack, bool full, size_t max_shown = 8);
 
 using analysis::nvtx_path;  // NVTX paths without older tracers' "?" segments
