@@ -6,7 +6,12 @@
 # DS_SITE_TARBALL: a tar.xz holding site/ (deepspeed/ and the Python packages it needs that the
 # machine lacks; site/_fallback/ holds typing_extensions, used only where the installed one is older
 # than pydantic needs). It is unpacked to /tmp/site and put first on PYTHONPATH; nothing is built
-# (DS_BUILD_OPS=0, no DeepSpeed extension is used).
+# (DS_BUILD_OPS=0, no DeepSpeed extension is used). Made on a machine with PyPI, for Python 3.12:
+#   pip download --no-deps --no-binary :all: deepspeed==0.19.8     # the sdist; its deepspeed/ -> site/
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux2014_x86_64 pydantic==2.12.5 pydantic-core==2.41.5 annotated-types==0.7.0 \
+#     typing-inspection==0.4.2 hjson==3.1.0                       # each wheel unzipped into site/
+#   tar cJf deepspeed-site.tar.xz site                             # (typing-extensions 4.15 in site/_fallback/)
 #
 # For each delay (DELAYS, µs of GPU sleep on the reduction stream before every gradient all-reduce,
 # default 0,3000) and each variant (VARIANTS, default stock,events,offload, in the order the runs go;
