@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "replay/steps.h"
+#include "streamhaz/trace/range_path.h"
 #include "scenario.h"
 
 using namespace streamhaz::testing;
@@ -124,4 +125,30 @@ TEST_CASE("steps: with range edges, every call between push and pop belongs to t
   CHECK(of_calls == std::vector<int>{-1, 0, 0, 0, 0, -1});
   CHECK(finder.steps() == 1);
   CHECK(finder.range_edges());
+}
+
+TEST_CASE("steps: a step range of alternatives and prefixes (PyTorch profiler's ProfilerStep#N)", "[replay][steps]") {
+  for (bool edges : {true, false}) {
+    TraceBuilder run(1);
+    RankTraceBuilder& r = run.rank(0);
+    r.set_range_edges(edges);
+    const StreamId s = r.stream("compute");
+    const uint64_t buf = r.alloc(4096);
+    for (int i = 0; i < 3; ++i) {
+      r.push_range("ProfilerStep#" + std::to_string(i + 7));
+      r.push_range("forward");
+      r.memset(s, buf, 64);
+      r.pop_range();
+      r.pop_range();
+    }
+    CAPTURE(edges);
+    CHECK(streamhaz::analysis::find_steps(r.records(), "step|ProfilerStep#*").size() == 3);
+    CHECK(streamhaz::analysis::find_steps(r.records(), "ProfilerStep#*").size() == 3);
+    CHECK(streamhaz::analysis::find_steps(r.records(), "ProfilerStep#").empty());  // a whole name
+    CHECK(streamhaz::analysis::find_steps(r.records(), "step").empty());
+  }
+  CHECK(streamhaz::trace::range_name_matches("ProfilerStep#3", "step|ProfilerStep#*"));
+  CHECK(streamhaz::trace::range_name_matches("step", "step|ProfilerStep#*"));
+  CHECK_FALSE(streamhaz::trace::range_name_matches("steps", "step|ProfilerStep#*"));
+  CHECK_FALSE(streamhaz::trace::range_name_matches("Profiler", "ProfilerStep#*"));
 }

@@ -60,12 +60,23 @@ int StepFinder::feed(const trace::Record& r) {
     have_prev_ = false;
     return -1;
   }
+  // A range named anew for each instance (ProfilerStep#7, #8...): a new name, a new instance.
+  const size_t slash = at == 0 ? std::string::npos : path->second.rfind('/', at - 1);
+  const size_t begin = slash == std::string::npos ? 0 : slash + 1;
+  const std::string instance = path->second.substr(begin, at - begin);
   const std::string child = child_below(path->second, at);
   if (!have_first_) {
     first_ = child;
     have_first_ = true;
   }
-  if (child == first_ && (!have_prev_ || prev_ != first_)) ++steps_;
+  if (have_instance_ && instance != instance_) {
+    ++steps_;
+    first_ = child;
+  } else if (child == first_ && (!have_prev_ || prev_ != first_)) {
+    ++steps_;
+  }
+  instance_ = instance;
+  have_instance_ = true;
   prev_ = child;
   have_prev_ = true;
   return steps_ - 1;

@@ -32,6 +32,8 @@ class StepFinder {
   std::unordered_map<trace::StringId, std::string> strings_;
   std::string first_, prev_;
   bool have_first_ = false, have_prev_ = false;
+  std::string instance_;  // the range's own name at the last operation (ProfilerStep#N changes)
+  bool have_instance_ = false;
   int steps_ = 0;
   // Range edges: the open instance's path, if one is open.
   bool edges_ = false, open_ = false;

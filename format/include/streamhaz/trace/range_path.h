@@ -7,11 +7,27 @@
 
 namespace streamhaz::trace {
 
-// Where the first segment `name` of `path` ends, or npos: ("?/step/backward", "step") -> 6.
+// Whether a range's name is one the step range `name` names: `name` is one or more names joined
+// by '|', each matched whole or, ending in '*', by its prefix ("step|ProfilerStep#*" matches
+// "step" and PyTorch profiler's "ProfilerStep#12").
+inline bool range_name_matches(std::string_view segment, std::string_view name) {
+  for (size_t pos = 0; pos <= name.size();) {
+    const size_t end = std::min(name.find('|', pos), name.size());
+    const std::string_view one = name.substr(pos, end - pos);
+    if (!one.empty() && one.back() == '*' ? segment.substr(0, one.size() - 1) == one.substr(0, one.size() - 1)
+                                          : segment == one)
+      return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+// Where the first segment of `path` that `name` matches ends, or npos: ("?/step/backward",
+// "step") -> 6.
 inline size_t outermost_range_end(std::string_view path, std::string_view name) {
   for (size_t pos = 0; pos <= path.size();) {
     const size_t end = std::min(path.find('/', pos), path.size());
-    if (path.substr(pos, end - pos) == name) return end;
+    if (range_name_matches(path.substr(pos, end - pos), name)) return end;
     pos = end + 1;
   }
   return std::string_view::npos;
