@@ -28,6 +28,8 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
       findings_(findings),
       options_(options) {
   shadow_.keep_all_readers(options.keep_all_readers);
+  shadow_.expect_phantoms(options.phantom_ops != nullptr);
+  pass_checks_ = options.order_checks || options.phantom_ops || options.on_ordered_by_sites;
   pointer_shadow_.keep_all(options.keep_all_readers);
   if (options.order_checks)
     for (const auto& [r, a, b] : *options.order_checks)
@@ -187,7 +189,7 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
       if (b.blocking() && b.device == s.device) s.clock.join_via(b.clock, barrier_site);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
-  if (tick && checking_order() && current_) {
+  if (tick && checking_order() && current_) [[unlikely]] {
     const trace::OpCommon* op = trace::op_common(*current_);
     const auto* free = std::get_if<trace::Free>(current_);
     if (op || free) note_order(op ? op->seq : free->seq, e, s.clock);
@@ -612,6 +614,17 @@ void RankEngine::on(const trace::BufferName& r) { book_.name(r); }
 
 
 void RankEngine::touch(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
+  if (pass_checks_) return touch_for_pass(op, b, now);
+  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_);
+  for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
+  if (!pointer_shadow_.empty()) {
+    pointer_conflicts_.clear();
+    pointer_shadow_.touched(b.lo, b.hi, b.mode, op, now, pointer_conflicts_);
+    for (const Conflict& c : pointer_conflicts_) gather_pointer_conflict(c, op, b.mode);
+  }
+}
+
+void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const VectorClock& now) {
   if (checking_order()) return;
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   using Phantom = ShadowMemory::Phantom;
@@ -675,7 +688,7 @@ void RankEngine::report_conflicts(const OpStamp& op) {
   op_conflicts_.clear();
   for (const OpConflict& oc : op_possible_) report(oc.c, op, oc.second_role, true);
   op_possible_.clear();
-  report_ordered(op);
+  if (!op_ordered_.empty()) report_ordered(op);
 }
 
 void RankEngine::report_ordered(const OpStamp& op) {

@@ -196,6 +196,9 @@ class RankEngine {
   // Checks one range of an operation; conflicts gather until report_conflicts(op), so that
   // an operation reading and writing the same bytes (in place) gives one finding per pair.
   void touch(const OpStamp& op, const ByteRange& r, const VectorClock& now);
+  // The same for the over-synchronisation pass's checks (phantoms, pairs ordered by sites, order
+  // checks); touch() stays the race check's own path.
+  void touch_for_pass(const OpStamp& op, const ByteRange& r, const VectorClock& now);
   void report_conflicts(const OpStamp& op);
   // Hands the pass the pairs `op` met that are ordered only through synchronisation sites.
   void report_ordered(const OpStamp& op);
@@ -299,6 +302,7 @@ class RankEngine {
   std::vector<OpConflict> op_ordered_;    // its pairs ordered only through sites (tracing_sites())
   std::vector<Conflict> ordered_scratch_;
   std::vector<SiteId> sites_scratch_;
+  bool pass_checks_ = false;  // touch_for_pass()
   // Order checks of this rank: the latest epoch of each earlier side (clock 0: not yet issued),
   // and the earlier sides of each later side.
   std::unordered_map<uint64_t, Epoch> check_first_;

@@ -31,56 +31,51 @@ bool ordered_by_sites(const OpStamp& prev, const OpStamp& op, const VectorClock&
   return prev.valid() && !(prev == op) && now.rests_on_sites(prev.epoch);
 }
 
-// `meets_unknown`: the access meets every kernel of unknown footprint since the last write (a
-// write, a fence); a read, or another such kernel, only the phantoms.
-void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_unknown, const OpStamp& op,
-           const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+// The race check's own: the writer; the readers too if the access writes.
+inline void check_plain(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, const OpStamp& op,
+                        const VectorClock& now, std::vector<Conflict>& out) {
+  if (unordered(cell.writer, op, now)) note(out, cell.writer, AccessMode::Write, lo, hi);
+  if (!is_write) return;
+  for (const OpStamp& r : cell.readers)
+    if (unordered(r, op, now)) note(out, r, AccessMode::Read, lo, hi);
+}
+
+// The over-synchronisation pass's. Which earlier accesses of the cell an access meets: the writer always; the readers if it writes;
+// phantoms (kOpPhantom) if it writes and is no phantom itself, or is a fence; the latest phantom
+// of each stream always (`phantoms`: the check may hold some).
+void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_phantoms, bool phantoms,
+           const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
   auto meet = [&](const OpStamp& prev, AccessMode role) {
     if (unordered(prev, op, now)) note(out, prev, role, lo, hi);
     else if (ordered && ordered_by_sites(prev, op, now)) note(*ordered, prev, role, lo, hi);
   };
   meet(cell.writer, AccessMode::Write);
-  if (meets_unknown)
-    for (const OpStamp& p : cell.unknown) meet(p, AccessMode::ReadWrite);
-  else
-    for (const OpStamp& p : cell.phantoms) meet(p, AccessMode::ReadWrite);
-  if (!is_write) return;
-  for (const OpStamp& r : cell.readers) meet(r, AccessMode::Read);
+  if (!is_write && !phantoms) return;
+  for (const OpStamp& r : cell.readers) {
+    if (!(r.flags & kOpPhantom)) {
+      if (is_write) meet(r, AccessMode::Read);
+    } else if (meets_phantoms || (r.flags & kOpLatestPhantom)) {
+      meet(r, AccessMode::ReadWrite);
+    }
+  }
 }
 
 }  // namespace
 
 void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
                           std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
+  if (ordered || phantom != Phantom::No || phantoms_) return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom);
+  // The race check: no phantom to meet, no ordered pair to hand over.
   out.clear();
-  if (ordered) ordered->clear();
-  const bool is_write = phantom != Phantom::No || writes(mode);
-  const bool meets_unknown = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
+  const bool is_write = writes(mode);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check(cell, a, b, is_write, meets_unknown, op, now, out, ordered);
-    if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
-      if (!cell.unknown.empty() && cell.unknown.back() == op) return;  // the same kernel's next range
-      cell.unknown.push_back(op);
-      // The latest phantom of a stream stands for the stream's earlier ones here (they stay
-      // readers); lasting ones stay.
-      if (phantom == Phantom::Yes)
-        std::erase_if(cell.phantoms, [&](const OpStamp& p) {
-          return p.stream_slot == op.stream_slot && !(p.flags & kOpLastingPhantom);
-        });
-      OpStamp kept = op;
-      if (phantom == Phantom::Lasting) kept.flags |= kOpLastingPhantom;
-      cell.phantoms.push_back(kept);
-      return;
-    }
+    check_plain(cell, a, b, is_write, op, now, out);
     if (is_write) {
       cell.writer = op;
       cell.readers.clear();
-      cell.unknown.clear();
-      cell.phantoms.clear();
       return;
     }
     if (keep_all_readers_) {
-      // One operation's ranges are applied one after another: it can only be the last reader.
       if (cell.readers.empty() || !(cell.readers.back() == op)) cell.readers.push_back(op);
       return;
     }
@@ -91,12 +86,48 @@ void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpSta
   });
 }
 
+void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
+                                   std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
+  out.clear();
+  if (ordered) ordered->clear();
+  const bool is_write = phantom != Phantom::No || writes(mode);
+  const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
+  cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
+    check(cell, a, b, is_write, meets_phantoms, phantoms_, op, now, out, ordered);
+    if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
+      if (!cell.readers.empty() && cell.readers.back() == op) return;  // the same kernel's next range
+      // The latest phantom of a stream stands for the stream's earlier ones (they stay phantoms,
+      // which writes meet); fences stay the latest.
+      if (phantom == Phantom::Yes)
+        for (OpStamp& r : cell.readers)
+          if ((r.flags & kOpLatestPhantom) && !(r.flags & kOpLastingPhantom) && r.stream_slot == op.stream_slot)
+            r.flags &= uint8_t(~kOpLatestPhantom);
+      OpStamp kept = op;
+      kept.flags |= kOpPhantom | kOpLatestPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
+      cell.readers.push_back(kept);
+      return;
+    }
+    if (is_write) {
+      cell.writer = op;
+      cell.readers.clear();
+      return;
+    }
+    if (keep_all_readers_) {
+      // One operation's ranges are applied one after another: it can only be the last reader.
+      if (cell.readers.empty() || !(cell.readers.back() == op)) cell.readers.push_back(op);
+      return;
+    }
+    std::erase_if(cell.readers, [&](const OpStamp& r) { return !(r.flags & kOpPhantom) && now.covers(r.epoch); });
+    cell.readers.push_back(op);
+  });
+}
+
 void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now,
                            std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
   out.clear();
   if (ordered) ordered->clear();
   cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
-    check(cell, a, b, true, true, op, now, out, ordered);
+    check(cell, a, b, true, true, phantoms_, op, now, out, ordered);
   });
   cells_.erase(lo, hi);
 }

@@ -15,19 +15,16 @@ namespace streamhaz::analysis {
 
 struct ShadowCell {
   OpStamp writer;                // !valid(): no write since the range was allocated
-  std::vector<OpStamp> readers;  // reads since that write not ordered before a later read
-  // The over-synchronisation pass's kernels of unknown footprint since that write, which may have
-  // read and written these bytes. Every one is met by a later write, as a read would be
-  // (`unknown`); the latest of each stream, and every fence (it stands for a stream's work
-  // outside the judged window), are met by every later access, as a write would be (`phantoms`).
-  // None hides what came before it (the bytes may be untouched); the next write replaces them.
-  std::vector<OpStamp> unknown;
-  std::vector<OpStamp> phantoms;
+  // Reads since that write not ordered before a later read. In the over-synchronisation pass
+  // also its phantoms: kernels of unknown footprint since that write, which may have read and
+  // written these bytes (kOpPhantom). A later write meets every one, as it meets reads; the latest
+  // of each stream, and every fence (it stands for a stream's work outside the judged window), is
+  // met by every later access, as a write is (kOpLatestPhantom, kOpLastingPhantom). None hides
+  // what came before it (the bytes may be untouched); the next write replaces them.
+  std::vector<OpStamp> readers;
 
-  bool empty() const { return !writer.valid() && readers.empty() && unknown.empty() && phantoms.empty(); }
-  bool operator==(const ShadowCell& o) const {
-    return writer == o.writer && readers == o.readers && unknown == o.unknown && phantoms == o.phantoms;
-  }
+  bool empty() const { return !writer.valid() && readers.empty(); }
+  bool operator==(const ShadowCell& o) const { return writer == o.writer && readers == o.readers; }
 };
 
 // One unordered conflicting pair found by an access: the earlier operation, what it did,
@@ -56,6 +53,8 @@ class ShadowMemory {
   // read (AnalysisOptions::keep_all_readers): more to check at the next write, but which pairs
   // are checked no longer depends on the order.
   void keep_all_readers(bool keep) { keep_all_readers_ = keep; }
+  // Phantoms may occur (the pass's checks): reads look among the readers for them too.
+  void expect_phantoms(bool expect) { phantoms_ = expect; }
   // Forgets the history of [lo, hi) (fresh allocation).
   void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
 
@@ -64,7 +63,11 @@ class ShadowMemory {
 
  private:
   IntervalMap<ShadowCell> cells_;
+  void access_for_pass(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
+                       std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom);
+
   bool keep_all_readers_ = false;
+  bool phantoms_ = false;
 };
 
 }  // namespace streamhaz::analysis
