@@ -33,10 +33,7 @@ enum OpFlags : uint8_t {
   kOpInGraph = 2,   // captured into a graph, ran at a graph launch
   kOpHostSide = 4,  // performed by the host (cudaFree)
   kOpPointerFallback = 8,  // pointer arguments a stronger footprint of the kernel does not cover
-  // In shadow memory (ShadowCell::readers), the over-synchronisation pass's phantoms:
-  kOpPhantom = 16,         // a kernel of unknown footprint: later writes meet it
-  kOpLatestPhantom = 32,   // ...the latest of its stream: every later access meets it, as a write
-  kOpLastingPhantom = 64,  // ...a fence: stays the latest, whatever phantoms of its stream follow
+  kOpLastingPhantom = 16,  // the over-synchronisation pass's fence (Phantoms::latest keeps it)
 };
 
 struct OpStamp {

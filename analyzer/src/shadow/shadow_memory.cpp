@@ -40,24 +40,20 @@ inline void check_plain(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool i
     if (unordered(r, op, now)) note(out, r, AccessMode::Read, lo, hi);
 }
 
-// The over-synchronisation pass's. Which earlier accesses of the cell an access meets: the writer always; the readers if it writes;
-// phantoms (kOpPhantom) if it writes and is no phantom itself, or is a fence; the latest phantom
-// of each stream always (`phantoms`: the check may hold some).
-void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_phantoms, bool phantoms,
-           const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+// The over-synchronisation pass's: the writer; every phantom since it if the access writes and is
+// no phantom itself, or is a fence, else the latest ones (ShadowCell::phantoms); the readers if it
+// writes.
+void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_phantoms, const OpStamp& op,
+           const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
   auto meet = [&](const OpStamp& prev, AccessMode role) {
     if (unordered(prev, op, now)) note(out, prev, role, lo, hi);
     else if (ordered && ordered_by_sites(prev, op, now)) note(*ordered, prev, role, lo, hi);
   };
   meet(cell.writer, AccessMode::Write);
-  if (!is_write && !phantoms) return;
-  for (const OpStamp& r : cell.readers) {
-    if (!(r.flags & kOpPhantom)) {
-      if (is_write) meet(r, AccessMode::Read);
-    } else if (meets_phantoms || (r.flags & kOpLatestPhantom)) {
-      meet(r, AccessMode::ReadWrite);
-    }
-  }
+  if (cell.phantoms)
+    for (const OpStamp& p : meets_phantoms ? cell.phantoms->all : cell.phantoms->latest) meet(p, AccessMode::ReadWrite);
+  if (!is_write) return;
+  for (const OpStamp& r : cell.readers) meet(r, AccessMode::Read);
 }
 
 }  // namespace
@@ -93,23 +89,27 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
   const bool is_write = phantom != Phantom::No || writes(mode);
   const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check(cell, a, b, is_write, meets_phantoms, phantoms_, op, now, out, ordered);
+    check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
     if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
-      if (!cell.readers.empty() && cell.readers.back() == op) return;  // the same kernel's next range
-      // The latest phantom of a stream stands for the stream's earlier ones (they stay phantoms,
-      // which writes meet); fences stay the latest.
+      if (!cell.phantoms) cell.phantoms = std::make_unique<Phantoms>();
+      Phantoms& ph = *cell.phantoms;
+      if (!ph.all.empty() && ph.all.back() == op) return;  // the same kernel's next range
+      ph.all.push_back(op);
+      // The latest phantom of a stream stands for the stream's earlier ones here (writes still
+      // meet those); fences stay.
       if (phantom == Phantom::Yes)
-        for (OpStamp& r : cell.readers)
-          if ((r.flags & kOpLatestPhantom) && !(r.flags & kOpLastingPhantom) && r.stream_slot == op.stream_slot)
-            r.flags &= uint8_t(~kOpLatestPhantom);
+        std::erase_if(ph.latest, [&](const OpStamp& p) {
+          return p.stream_slot == op.stream_slot && !(p.flags & kOpLastingPhantom);
+        });
       OpStamp kept = op;
-      kept.flags |= kOpPhantom | kOpLatestPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
-      cell.readers.push_back(kept);
+      if (phantom == Phantom::Lasting) kept.flags |= kOpLastingPhantom;
+      ph.latest.push_back(kept);
       return;
     }
     if (is_write) {
       cell.writer = op;
       cell.readers.clear();
+      cell.phantoms.reset();
       return;
     }
     if (keep_all_readers_) {
@@ -117,7 +117,7 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
       if (cell.readers.empty() || !(cell.readers.back() == op)) cell.readers.push_back(op);
       return;
     }
-    std::erase_if(cell.readers, [&](const OpStamp& r) { return !(r.flags & kOpPhantom) && now.covers(r.epoch); });
+    std::erase_if(cell.readers, [&](const OpStamp& r) { return now.covers(r.epoch); });
     cell.readers.push_back(op);
   });
 }
@@ -127,7 +127,7 @@ void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const Ve
   out.clear();
   if (ordered) ordered->clear();
   cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
-    check(cell, a, b, true, true, phantoms_, op, now, out, ordered);
+    check(cell, a, b, true, true, op, now, out, ordered);
   });
   cells_.erase(lo, hi);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "clock/vector_clock.h"
@@ -13,18 +14,42 @@
 
 namespace streamhaz::analysis {
 
+// The over-synchronisation pass's phantoms of a cell: kernels of unknown footprint since its last
+// write, which may have read and written these bytes. A later write meets every one, as it meets
+// reads (`all`); every later access meets the latest of each stream, and every fence (it stands
+// for a stream's work outside the judged window), as it meets a write (`latest`). None hides what
+// came before it (the bytes may be untouched); the next write replaces them.
+struct Phantoms {
+  std::vector<OpStamp> all;
+  std::vector<OpStamp> latest;
+  bool operator==(const Phantoms&) const = default;
+};
+
 struct ShadowCell {
   OpStamp writer;                // !valid(): no write since the range was allocated
-  // Reads since that write not ordered before a later read. In the over-synchronisation pass
-  // also its phantoms: kernels of unknown footprint since that write, which may have read and
-  // written these bytes (kOpPhantom). A later write meets every one, as it meets reads; the latest
-  // of each stream, and every fence (it stands for a stream's work outside the judged window), is
-  // met by every later access, as a write is (kOpLatestPhantom, kOpLastingPhantom). None hides
-  // what came before it (the bytes may be untouched); the next write replaces them.
-  std::vector<OpStamp> readers;
+  std::vector<OpStamp> readers;  // reads since that write not ordered before a later read
+  // Only in the pass's checks, and only where a phantom touched the bytes: apart, so that the race
+  // check's cells stay small (a copy of a cell copies them).
+  std::unique_ptr<Phantoms> phantoms;
 
-  bool empty() const { return !writer.valid() && readers.empty(); }
-  bool operator==(const ShadowCell& o) const { return writer == o.writer && readers == o.readers; }
+  ShadowCell() = default;
+  ShadowCell(const ShadowCell& o) : writer(o.writer), readers(o.readers) {
+    if (o.phantoms) phantoms = std::make_unique<Phantoms>(*o.phantoms);
+  }
+  ShadowCell& operator=(const ShadowCell& o) {
+    writer = o.writer;
+    readers = o.readers;
+    phantoms = o.phantoms ? std::make_unique<Phantoms>(*o.phantoms) : nullptr;
+    return *this;
+  }
+  ShadowCell(ShadowCell&&) noexcept = default;
+  ShadowCell& operator=(ShadowCell&&) noexcept = default;
+
+  bool empty() const { return !writer.valid() && readers.empty() && !phantoms; }
+  bool operator==(const ShadowCell& o) const {
+    return writer == o.writer && readers == o.readers &&
+           (phantoms ? o.phantoms && *phantoms == *o.phantoms : !o.phantoms);
+  }
 };
 
 // One unordered conflicting pair found by an access: the earlier operation, what it did,
@@ -53,7 +78,7 @@ class ShadowMemory {
   // read (AnalysisOptions::keep_all_readers): more to check at the next write, but which pairs
   // are checked no longer depends on the order.
   void keep_all_readers(bool keep) { keep_all_readers_ = keep; }
-  // Phantoms may occur (the pass's checks): reads look among the readers for them too.
+  // Phantoms may occur (the pass's checks): accesses take access_for_pass.
   void expect_phantoms(bool expect) { phantoms_ = expect; }
   // Forgets the history of [lo, hi) (fresh allocation).
   void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
