@@ -31,12 +31,12 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
   shadow_.expect_phantoms(options.phantom_ops != nullptr);
   pass_checks_ = options.order_checks || options.phantom_ops || options.on_ordered_by_sites;
   pointer_shadow_.keep_all(options.keep_all_readers);
-  if (options.order_checks)
-    for (const auto& [r, a, b] : *options.order_checks)
-      if (r == rank) {
-        check_first_.try_emplace(a, Epoch{});
-        check_second_[b].push_back(a);
-      }
+  if (options.order_checks)  // this rank's pairs only (sorted by rank first)
+    for (auto p = options.order_checks->lower_bound({rank, 0, 0});
+         p != options.order_checks->end() && std::get<0>(*p) == rank; ++p) {
+      check_first_.try_emplace(std::get<1>(*p), Epoch{});
+      check_second_[std::get<2>(*p)].push_back(std::get<1>(*p));
+    }
   on(trace::HostThread{0});
 }
 

@@ -256,7 +256,13 @@ std::string format_what_if(const WhatIf& w) {
 std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w) {
   std::vector<RankRecords> out;
   out.reserve(run.size());
+  // The added waits by rank: every rank looking at every wait would cost ranks x waits.
+  std::map<int, std::vector<const AddedWait*>> adds_of;
+  for (const AddedWait& a : w.add) adds_of[a.rank].push_back(&a);
+  static const std::vector<const AddedWait*> kNoAdds;
   for (const RankRecords& in : run) {
+    const auto found = adds_of.find(in.rank);
+    const std::vector<const AddedWait*>& adds = found != adds_of.end() ? found->second : kNoAdds;
     // Added waits of this rank, by the operation they follow / precede.
     std::map<uint64_t, std::vector<trace::EventId>> record_after;
     std::map<uint64_t, std::vector<trace::EventId>> wait_before;
@@ -268,8 +274,8 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
       if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
       if (const trace::OpCommon* op = trace::op_common(r)) stream_of[op->seq] = op->stream;
     }
-    for (const AddedWait& a : w.add) {
-      if (a.rank != in.rank) continue;
+    for (const AddedWait* ap : adds) {
+      const AddedWait& a = *ap;
       if (!stream_of.count(a.after_seq) || !stream_of.count(a.before_seq))
         throw WhatIfError(fmt::format("add-wait: rank {} has no operation with seq {}", a.rank,
                                       stream_of.count(a.after_seq) ? a.before_seq : a.after_seq));
@@ -280,7 +286,7 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
     RankRecords edited;
     edited.rank = in.rank;
     edited.path = in.path;
-    edited.records.reserve(in.records.size() + 3 * w.add.size());
+    edited.records.reserve(in.records.size() + 3 * adds.size());
     std::vector<std::pair<trace::EventId, trace::StreamId>> pending;  // records due after the current op
     auto flush = [&] {
       for (auto [e, s] : pending) {

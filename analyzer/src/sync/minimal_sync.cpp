@@ -32,8 +32,10 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
   std::vector<AddedWait> out;
   for (const RankRecords& rr : run) {
     std::unordered_map<uint64_t, std::vector<uint64_t>> earlier_of;  // b -> a's
-    for (const auto& [rank, a, b] : pairs)
-      if (rank == rr.rank) earlier_of[b].push_back(a);
+    // The rank's pairs only (pairs are sorted by rank): every rank looking at every pair would
+    // cost ranks x pairs.
+    for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p)
+      earlier_of[std::get<2>(*p)].push_back(std::get<1>(*p));
     if (earlier_of.empty()) continue;
     std::unordered_map<trace::StreamId, size_t> index;
     std::vector<Clock> clocks;
@@ -118,7 +120,11 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
   };
   std::map<std::string, Pattern> patterns;
   std::vector<std::string> order;
+  std::map<int, std::vector<const AddedWait*>> waits_of;  // by rank: not every wait for every rank
+  for (const AddedWait& w : waits) waits_of[w.rank].push_back(&w);
   for (const RankRecords& rr : run) {
+    const auto mine = waits_of.find(rr.rank);
+    if (mine == waits_of.end()) continue;
     std::unordered_map<trace::StringId, std::string> strings;
     std::unordered_map<trace::StreamId, std::string> streams;
     std::unordered_map<uint64_t, const trace::Record*> ops;
@@ -145,8 +151,9 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
         l += fmt::format(" (NVTX {})", nvtx);
       return l;
     };
-    for (const AddedWait& w : waits) {
-      if (w.rank != rr.rank || !ops.count(w.after_seq) || !ops.count(w.before_seq)) continue;
+    for (const AddedWait* wp : mine->second) {
+      const AddedWait& w = *wp;
+      if (!ops.count(w.after_seq) || !ops.count(w.before_seq)) continue;
       const std::string text =
           fmt::format("record an event on {} after {}; make {} wait for it before {}",
                       stream(trace::op_common(*ops[w.after_seq])->stream), label(w.after_seq),
