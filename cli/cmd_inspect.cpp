@@ -30,6 +30,56 @@ std::string header_value(const nlohmann::json& h, const char* key) {
 
 template <class R> uint64_t count_of(const TraceStats& s) { return s.by_kind[trace::Record(R{}).index()]; }
 
+uint64_t count_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+// The tracer's own time by phase, from a trace recorded with STREAMHAZ_SELF_PROFILE=1.
+void print_tracer_profile(const TraceStats& s, std::ostream& out) {
+  auto it = s.header.find("tracer_profile");
+  if (it == s.header.end() || !it->is_object()) return;
+  const nlohmann::json& profile = *it;
+  const uint64_t steps = count_field(profile, "steps");
+  out << fmt::format("  tracer's own time (--self-profile), {} operations; us/step: per step after the first two "
+                     "({} steps):\n",
+                     s.operations, steps);
+  out << fmt::format("    {:<16} {:<16} {:>10} {:>10} {:>9} {:>9} {:>12}\n", "phase", "inside", "calls", "total ms",
+                     "ns/call", "ns/op", "us/step");
+  if (auto rows = profile.find("phases"); rows != profile.end() && rows->is_array())
+    for (const nlohmann::json& row : *rows) {
+      if (!row.is_object()) continue;
+      const uint64_t calls = count_field(row, "calls"), ns = count_field(row, "ns");
+      if (calls == 0) continue;
+      const std::string inside = header_value(row, "inside");
+      // us/step: the time spent inside steps, per step, with its calls per step.
+      const uint64_t step_calls = count_field(row, "step_calls"), step_ns = count_field(row, "step_ns");
+      const std::string per_step =
+          steps ? fmt::format("{:.1f} ({}x)", double(step_ns) / 1e3 / double(steps), step_calls / steps) : "-";
+      out << fmt::format("    {:<16} {:<16} {:>10} {:>10.1f} {:>9} {:>9} {:>12}\n", header_value(row, "name"),
+                         inside.empty() ? "-" : inside, calls, double(ns) / 1e6, ns / calls,
+                         s.operations ? ns / s.operations : 0, per_step);
+    }
+  if (auto u = s.header.find("native_unwinds"); u != s.header.end() && u->is_object())
+    out << fmt::format("    native unwinds: {} by learned frame sizes, {} by libgcc ({} of them checks of a learned "
+                       "walk, {} differing)\n",
+                       count_field(*u, "fast"), count_field(*u, "slow"), count_field(*u, "checked"),
+                       count_field(*u, "differed"));
+  if (auto threads = profile.find("threads"); threads != profile.end() && threads->is_array())
+    for (const nlohmann::json& t : *threads) {
+      if (!t.is_object()) continue;
+      auto phases = t.find("phases");
+      if (phases == t.end() || !phases->is_object()) continue;
+      std::string line;
+      for (auto p = phases->begin(); p != phases->end(); ++p) {
+        if (!p->is_array() || p->size() != 2 || !(*p)[0].is_number_unsigned() || !(*p)[1].is_number_unsigned()) continue;
+        line += fmt::format("{}{} {} x {:.1f} ms", line.empty() ? "" : ", ", trace::printable(p.key()),
+                            (*p)[0].get<uint64_t>(), double((*p)[1].get<uint64_t>()) / 1e6);
+      }
+      out << fmt::format("    thread {} \"{}\": {}\n", header_value(t, "tid"), header_value(t, "name"), line);
+    }
+}
+
 void print_text(const TraceStats& s, std::ostream& out) {
   out << fmt::format("{}: {} bytes, {} chunks, {} records, {}\n", trace::printable(s.path), s.file_bytes, s.chunks,
                      s.records, s.truncated ? "TRUNCATED (" + trace::printable(s.truncation) + ")" : "complete");
@@ -65,6 +115,7 @@ void print_text(const TraceStats& s, std::ostream& out) {
                        id, st.name.empty() ? "unnamed" : trace::printable(st.name), st.device, stream_flags_text(st.flags), st.priority,
                        ops.empty() ? "no operations" : ops, st.records, st.waits, st.syncs);
   }
+  print_tracer_profile(s, out);
   out << "  records by kind:";
   for (size_t k = 0; k < s.by_kind.size(); ++k)
     if (s.by_kind[k]) out << fmt::format(" {} {}", trace::record_name(k), s.by_kind[k]);

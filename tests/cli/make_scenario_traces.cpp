@@ -10,9 +10,10 @@
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
 //   truncated-clean/  the same cut of clean: no finding, but part of the run went unchecked
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
-//               its header says GPU times were sampled
+//               its header says GPU times were sampled, and holds the tracer's self-profile
 //   hostile/    1 rank whose host, command, device and stream names hold ESC sequences, a C1
-//               CSI (U+009B), a bidirectional override and a newline that forges a line
+//               CSI (U+009B), a bidirectional override and a newline that forges a line, and a
+//               self-profile of wrong types and a thread name that forges a line
 //   evil-name/  a corrupt trace whose file name holds a newline and a forged message
 //   existing.txt  a file `check --output` must not overwrite without --force
 //   nranks-bomb/  1 rank, 16 all-reduces on a communicator claiming 2^32 - 1 ranks (a trace
@@ -169,6 +170,15 @@ int main(int argc, char** argv) {
     TraceBuilder run(1);
     RankTraceBuilder& r = run.rank(0);
     r.set_header_field("gpu_times", "sampled:200/2000");
+    r.set_header_field("tracer_profile",
+                       {{"steps", 3},
+                        {"phases", nlohmann::json::array({{{"name", "driver_callback"}, {"inside", ""},
+                                                           {"what", "a CUPTI driver-API callback"}, {"calls", 600},
+                                                           {"ns", 1200000}, {"step_calls", 300}, {"step_ns", 600000}}})},
+                        {"threads", nlohmann::json::array({{{"tid", 7},
+                                                            {"name", "pt_autograd_0"},
+                                                            {"phases", {{"driver_callback", {600, 1200000}}}}}})}});
+    r.set_header_field("native_unwinds", {{"fast", 90}, {"slow", 10}, {"checked", 2}, {"differed", 0}});
     const StreamId latin1 = r.stream("caf\xe9 stream");
     const uint64_t buf = r.alloc(64, "buf");
     r.kernel(latin1, "writer\xff", {writes(buf, 64)});
@@ -182,6 +192,11 @@ int main(int argc, char** argv) {
     r.set_header_field("host", "gpu\x1b]0;owned\x07host");
     r.set_header_field("command", nlohmann::json::array({"python", "train.py\nstreamhaz: forged line"}));
     r.set_header_field("devices", nlohmann::json::array({{{"index", 0}, {"name", "H200\x1b[2J"}}}));
+    r.set_header_field("tracer_profile",
+                       {{"steps", "many"},
+                        {"phases", nlohmann::json::array({1, {{"name", 5}, {"calls", "x"}}, {{"name", "k\x1b[1m"}, {"calls", 2}, {"ns", 9}}})},
+                        {"threads", nlohmann::json::array({{{"name", "t\nstreamhaz: forged line"},
+                                                            {"phases", {{"a", {1}}, {"b\x1b[2J", {1, 2}}}}}})}});
     const StreamId s = r.stream("csi\xc2\x9b" "31m \xe2\x80\xae" "maerts");
     const uint64_t buf = r.alloc(64, "buf\nstreamhaz: forged finding");
     r.kernel(s, "k\x1b[1m", {writes(buf, 64)});

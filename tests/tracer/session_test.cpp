@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "streamhaz/trace/reader.h"
+#include "streamhaz/tracer/self_profile.h"
 #include "streamhaz/tracer/session.h"
 
 using namespace streamhaz::tracer;
@@ -180,4 +181,42 @@ TEST_CASE("a trace with nothing dropped says nothing about it") {
   TraceReader reader(path);
   read_all(reader);
   CHECK_FALSE(reader.header().contains("dropped_records"));
+}
+
+TEST_CASE("a self-profiled session writes the tracer's phase times into the trace's header") {
+  TempDir dir;
+  std::string path;
+  enable_self_profile(true);
+  {
+    Session s(options_for(dir), rank(0), header_for(rank(0)));
+    s.recorder().kernel_launched(StreamRef{0, 0}, 1, launch_k());
+    s.flush();  // compresses and writes once before the end
+    s.close();
+    path = s.path();
+  }
+  enable_self_profile(false);
+  TraceReader reader(path);
+  read_all(reader);
+  REQUIRE(reader.header().contains("tracer_profile"));
+  uint64_t recorder_calls = 0, writes = 0;
+  for (const auto& row : reader.header()["tracer_profile"]["phases"]) {
+    if (row["name"] == "recorder") recorder_calls = row["calls"].get<uint64_t>();
+    if (row["name"] == "write") writes = row["calls"].get<uint64_t>();
+  }
+  CHECK(recorder_calls >= 1);
+  CHECK(writes >= 1);  // the flush's; the last write comes after the profile was taken
+}
+
+TEST_CASE("a session not profiled writes no profile") {
+  TempDir dir;
+  std::string path;
+  {
+    Session s(options_for(dir), rank(0), header_for(rank(0)));
+    s.recorder().kernel_launched(StreamRef{0, 0}, 1, launch_k());
+    s.close();
+    path = s.path();
+  }
+  TraceReader reader(path);
+  read_all(reader);
+  CHECK_FALSE(reader.header().contains("tracer_profile"));
 }

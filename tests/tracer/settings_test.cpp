@@ -66,20 +66,23 @@ TEST_CASE("settings: good values are taken") {
   TracerSettings s = read({{"STREAMHAZ_OUT_DIR", "/x/y"},
                            {"STREAMHAZ_GPU_TIMES", "off"},
                            {"STREAMHAZ_FLUSH_MS", "0"},
-                           {"STREAMHAZ_DISABLE", "1"}},
+                           {"STREAMHAZ_DISABLE", "1"},
+                           {"STREAMHAZ_SELF_PROFILE", "on"}},
                           warnings);
   CHECK(warnings.empty());
   CHECK(s.out_dir == "/x/y");
   CHECK(s.gpu_times.mode == GpuTimes::Off);
   CHECK(s.flush_period.count() == 0);
   CHECK(s.disabled);
+  CHECK(s.self_profile);
 }
 
 TEST_CASE("settings: every bad value is warned the same way and keeps the default") {
   const std::map<std::string, std::string> bad = {{"STREAMHAZ_FOOTPRINTS", "exactly"},
                                                   {"STREAMHAZ_GPU_TIMES", "sometimes"},
                                                   {"STREAMHAZ_FLUSH_MS", "10x"},
-                                                  {"STREAMHAZ_DISABLE", "please"}};
+                                                  {"STREAMHAZ_DISABLE", "please"},
+                                                  {"STREAMHAZ_SELF_PROFILE", "maybe"}};
   std::vector<std::string> warnings;
   TracerSettings s = read(bad, warnings);
   REQUIRE(warnings.size() == bad.size());

@@ -26,6 +26,7 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
 
 void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   Recorder* rec = state().session ? &state().session->recorder() : nullptr;
+  PhaseTimer timer(Phase::ActivityBuffer);
   CUpti_Activity* record = nullptr;
   while (rec && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     switch (record->kind) {

@@ -49,6 +49,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   Recorder* rec = active_recorder();
   if (!rec) return;
+  PhaseTimer timer(Phase::DriverCallback);
   // Made once settings are read (a recorder exists only after that).
   static CudaDriverFacts facts(state().footprints != Footprints::Api);
   Decoder decoder{*rec, facts};

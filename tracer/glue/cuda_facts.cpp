@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "streamhaz/tracer/self_profile.h"
+
 namespace streamhaz::tracer::glue {
 
 uint32_t device_of_context(CUcontext ctx) {
@@ -79,6 +81,7 @@ const ParamLayout& layout_of(CUfunction f) {
   thread_local CUfunction last_f = nullptr;
   thread_local const ParamLayout* last_layout = nullptr;
   if (f == last_f && last_layout) return *last_layout;
+  PhaseTimer timer(Phase::ParamLayout);
   std::lock_guard lock(layout_mu);
   auto it = layouts.find(f);
   if (it == layouts.end()) it = layouts.emplace(f, read_layout(f)).first;

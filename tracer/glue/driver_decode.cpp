@@ -77,6 +77,7 @@ void launch(Decoder& d, const CUpti_CallbackData& cb, CUfunction f, const unsign
   if (d.facts.wants_param_bytes()) {
     // Reused per thread: the recorder copies the bytes into its own reused record.
     thread_local std::string bytes;
+    PhaseTimer timer(Phase::ParamBytes);
     if (kernel_params) {
       const ParamLayout& layout = d.facts.param_layout(f);
       kernel_param_bytes(layout, kernel_params, nullptr, bytes);

@@ -14,6 +14,7 @@
 #include "callbacks.h"
 #include "exact_backend.h"
 #include "cuda_facts.h"
+#include "native_frames.h"
 #include "nccl_interpose.h"
 #include "stack_capture.h"
 #include "streamhaz/trace/printable.h"
@@ -67,6 +68,7 @@ Session& session() {
     TracerState& s = state();
     s.footprints = settings().footprints;
     s.gpu_times = settings().gpu_times;
+    enable_self_profile(settings().self_profile);
     ProcessIdentity who = this_process_identity();
     s.session = new Session(
         session_options(settings()), who,
@@ -149,6 +151,12 @@ void on_exit() {
     flush_activity();  // the timings still in CUPTI's buffers
   } else if (std::string summary = exact_backend_summary(); !summary.empty()) {
     warn(summary);
+  }
+  if (self_profiling()) {
+    const UnwindCounts u = unwind_counts();
+    s.session->recorder().meta(nlohmann::json{{"native_unwinds", {{"fast", u.fast}, {"slow", u.slow}, {"checked", u.checked},
+                                                                  {"differed", u.differed}, {"sizes_learned", u.sizes_learned}}}}
+                                   .dump());
   }
   s.recording.store(false);
   s.session->close();

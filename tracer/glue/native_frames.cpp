@@ -3,11 +3,14 @@
 #include <elf.h>
 #include <link.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <unwind.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
+
+#include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
@@ -60,29 +63,79 @@ std::string executable_path() {
 
 struct UnwindState {
   const ModuleMap* modules;
+  FrameSizeTable* sizes;
   RawFrame* out;
   size_t max;
   size_t n = 0;
   bool in_plumbing = true;  // still cutting the inner end
   int seen = 0;
+  // The frame before, for learning its size: libgcc reports each frame as (the return
+  // address into it, the CFA of its callee), so a frame's size shows at the next report.
+  uint64_t last_pc = 0, last_cfa = 0;
+  bool ended_by_unwinder = true;  // false once this walk stopped it
+  uint64_t start_cfa = 0;  // reports below it are the unwinder's own frames and its caller's
 };
 
 _Unwind_Reason_Code on_frame(_Unwind_Context* context, void* arg) {
   auto& s = *static_cast<UnwindState*>(arg);
-  if (++s.seen > 256) return _URC_END_OF_STACK;
   const uint64_t pc = _Unwind_GetIP(context);
-  if (pc == 0) return _URC_END_OF_STACK;
+  const uint64_t cfa = _Unwind_GetCFA(context);
+  // The word below the callee's CFA is this frame's return address (not so across a signal
+  // frame): only then is the distance between two reports a frame's size.
+  uint64_t slot = 0;
+  if (cfa >= 8) std::memcpy(&slot, reinterpret_cast<const void*>(cfa - 8), sizeof slot);
+  if (pc == 0) {
+    // No return address: the frame before was the outermost.
+    if (s.last_pc) s.sizes->learn_outermost(s.last_pc);
+    s.last_pc = 0;
+    s.ended_by_unwinder = false;
+    return _URC_END_OF_STACK;
+  }
+  if (s.last_pc && cfa > s.last_cfa) s.sizes->learn(s.last_pc, uint32_t(std::min<uint64_t>(cfa - s.last_cfa, UINT32_MAX)));
+  s.last_pc = slot == pc ? pc : 0;
+  s.last_cfa = cfa;
+  if (cfa < s.start_cfa) return _URC_NO_REASON;
+  // Past the last frame kept: this report only taught the last one's size.
+  if (s.n == s.max || ++s.seen > 256) {
+    s.ended_by_unwinder = false;
+    return _URC_END_OF_STACK;
+  }
   if (s.in_plumbing) {
     if (s.modules->is_cuda_plumbing(pc)) return _URC_NO_REASON;
     s.in_plumbing = false;
   }
   s.out[s.n++] = RawFrame{trace::FrameKind::Native, pc, 0, 0};
-  return s.n < s.max ? _URC_NO_REASON : _URC_END_OF_STACK;
+  return _URC_NO_REASON;
+}
+
+// The calling thread's stack, [lo, hi), read once per thread; {0, 0} where unknown.
+std::pair<uint64_t, uint64_t> thread_stack() {
+  thread_local std::pair<uint64_t, uint64_t> bounds{1, 0};
+  if (bounds.first == 1) {
+    bounds = {0, 0};
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* base = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &base, &size) == 0 && base)
+        bounds = {reinterpret_cast<uint64_t>(base), reinterpret_cast<uint64_t>(base) + size};
+      pthread_attr_destroy(&attr);
+    }
+  }
+  return bounds;
+}
+
+std::atomic<uint32_t> verify_every{256};
+std::atomic<uint64_t> fast_walks{0}, slow_walks{0}, verified{0}, mismatches{0};
+
+FrameSizeTable& frame_sizes() {
+  static auto* table = new FrameSizeTable;  // never destroyed: unwinding may come late
+  return *table;
 }
 
 }  // namespace
 
-void ModuleMap::refresh() {
+bool ModuleMap::refresh() {
   std::lock_guard lock(refresh_mu_);
   const Snapshot* old = current_.load(std::memory_order_acquire);
   if (old) {
@@ -95,7 +148,7 @@ void ModuleMap::refresh() {
           return 1;
         },
         &counts);
-    if (counts.first == old->adds && counts.second == old->subs) return;
+    if (counts.first == old->adds && counts.second == old->subs) return false;
   }
   auto* scan = new Snapshot;
   dl_iterate_phdr(
@@ -129,6 +182,7 @@ void ModuleMap::refresh() {
       scan);
   std::sort(scan->entries.begin(), scan->entries.end(), [](const Entry& a, const Entry& b) { return a.lo < b.lo; });
   current_.store(scan, std::memory_order_release);
+  return old && scan->subs != old->subs;
 }
 
 const ModuleMap::Entry* ModuleMap::lookup(uint64_t pc) const {
@@ -154,19 +208,79 @@ bool ModuleMap::is_cuda_plumbing(uint64_t pc) const {
   return e && e->plumbing;
 }
 
-size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
-  if (max == 0) return 0;
-  UnwindState state{&modules, out, max};
-  _Unwind_Backtrace(on_frame, &state);
+namespace {
+
+// Cuts the CUDA plumbing from the inner end of `out` once `modules` knows every address.
+size_t cut_plumbing(ModuleMap& modules, RawFrame* out, size_t n) {
   bool unknown = false;
-  for (size_t i = 0; i < state.n && !unknown; ++i) unknown = !modules.knows(out[i].key);
-  if (!unknown) return state.n;
-  // An object loaded since the last scan: rescan (outside every lock) and cut again.
-  modules.refresh();
+  for (size_t i = 0; i < n && !unknown; ++i) unknown = !modules.knows(out[i].key);
+  if (!unknown) return n;
+  // An object loaded since the last scan: rescan (outside every lock) and cut again. An object
+  // unloaded may have left sizes of code no longer there: forget them all.
+  if (modules.refresh()) frame_sizes().forget_all();
   size_t skip = 0;
-  while (skip < state.n && modules.is_cuda_plumbing(out[skip].key)) ++skip;
-  std::move(out + skip, out + state.n, out);
-  return state.n - skip;
+  while (skip < n && modules.is_cuda_plumbing(out[skip].key)) ++skip;
+  std::move(out + skip, out + n, out);
+  return n - skip;
+}
+
+// The learned walk from this function's own frame; false where it cannot finish.
+bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, size_t& n) {
+  const auto [lo, hi] = thread_stack();
+  // Only the live part of the stack, above this frame (a signal's alternate stack: slow path).
+  if (cfa <= lo || cfa > hi) return false;
+  uint64_t ips[256];
+  const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
+                                            [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); });
+  if (!w.ok) return false;
+  n = 0;
+  size_t i = 0;
+  while (i < w.n && modules.is_cuda_plumbing(ips[i])) ++i;
+  for (; i < w.n && n < max; ++i) out[n++] = RawFrame{trace::FrameKind::Native, ips[i], 0, 0};
+  return true;
+}
+
+}  // namespace
+
+__attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
+  max = std::min(max, kMaxUnwound);
+  if (max == 0) return 0;
+  // The CFA of this very frame: where the learned walk starts and the slow one learns from.
+  const uint64_t cfa = reinterpret_cast<uint64_t>(__builtin_dwarf_cfa());
+  thread_local uint32_t calls = 0;
+  const uint32_t every = verify_every.load(std::memory_order_relaxed);
+  const bool check = every != 0 && ++calls % every == 0;
+  size_t fast_n = 0;
+  RawFrame fast[kMaxUnwound];
+  const bool fast_ok = fast_unwind(modules, cfa, fast, max, fast_n);
+  if (fast_ok && !check) {
+    fast_walks.fetch_add(1, std::memory_order_relaxed);
+    std::copy(fast, fast + fast_n, out);
+    return cut_plumbing(modules, out, fast_n);
+  }
+  slow_walks.fetch_add(1, std::memory_order_relaxed);
+  UnwindState state{&modules, &frame_sizes(), out, max};
+  state.start_cfa = cfa;
+  {
+    PhaseTimer timer(Phase::NativeUnwindSlow);
+    _Unwind_Backtrace(on_frame, &state);
+  }
+  if (state.ended_by_unwinder && state.last_pc) frame_sizes().learn_outermost(state.last_pc);  // no caller found
+  if (fast_ok) {
+    verified.fetch_add(1, std::memory_order_relaxed);
+    if (fast_n != state.n || !std::equal(fast, fast + fast_n, out)) {
+      // A size that changed under a learned walk: the slow walk above re-learned what it saw
+      // (marking sizes that differ); count it so that tests and the profile can tell.
+      mismatches.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  return cut_plumbing(modules, out, state.n);
+}
+
+void set_unwind_check_period(uint32_t every) { verify_every.store(every, std::memory_order_relaxed); }
+
+UnwindCounts unwind_counts() {
+  return UnwindCounts{fast_walks.load(), slow_walks.load(), verified.load(), mismatches.load(), frame_sizes().learned()};
 }
 
 }  // namespace streamhaz::tracer::glue

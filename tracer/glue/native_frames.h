@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "streamhaz/tracer/frame_size_table.h"
 #include "streamhaz/tracer/stack_table.h"
 
 namespace streamhaz::tracer::glue {
@@ -23,8 +24,9 @@ namespace streamhaz::tracer::glue {
 // so takes its lock): it is called outside every lock of ours, never while unwinding.
 class ModuleMap {
  public:
-  // Rescans when objects were loaded or unloaded since the last scan.
-  void refresh();
+  // Rescans when objects were loaded or unloaded since the last scan; true when one was
+  // unloaded since.
+  bool refresh();
   std::optional<ModuleInfo> find(uint64_t pc) const;
   // Whether `pc` lies in the tracer, CUPTI, the driver or a shared CUDA runtime.
   bool is_cuda_plumbing(uint64_t pc) const;
@@ -46,8 +48,20 @@ class ModuleMap {
   std::mutex refresh_mu_;
 };
 
-// Up to `max` return addresses of the calling thread, innermost first, CUDA plumbing cut
-// (refreshing `modules` first where an address lay outside every known object).
+// Up to `max` (at most kMaxUnwound) return addresses of the calling thread, innermost first,
+// CUDA plumbing cut (refreshing `modules` first where an address lay outside every known
+// object). Walks learned frame sizes where it can (frame_size_table.h), else libgcc's unwinder,
+// which teaches them; one call in `set_unwind_check_period` (default 256, 0: never) walks both
+// and compares.
+inline constexpr size_t kMaxUnwound = 64;
 size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max);
+
+void set_unwind_check_period(uint32_t every);
+struct UnwindCounts {
+  uint64_t fast = 0, slow = 0;     // walks by learned sizes, by libgcc
+  uint64_t checked = 0, differed = 0;  // slow walks compared with a fast one, and found different
+  size_t sizes_learned = 0;
+};
+UnwindCounts unwind_counts();
 
 }  // namespace streamhaz::tracer::glue

@@ -20,9 +20,13 @@ namespace {
 thread_local int range_depth = 0;
 
 int push(const char* message) {
+  PhaseTimer timer(Phase::Nvtx);
   if (Recorder* rec = early_recorder()) {
     // Collection switches after the recorder's lock is released: CUPTI may call back into it.
-    if (const int step = rec->nvtx_push(message ? message : ""); step >= 0) on_step_begin(step);
+    if (const int step = rec->nvtx_push(message ? message : ""); step >= 0) {
+      on_step_begin(step);
+      profile_step_began(step);
+    }
   }
   return range_depth++;
 }
@@ -34,7 +38,11 @@ int push_ex(const nvtxEventAttributes_t* attr) {
 }
 
 int pop() {
-  if (Recorder* rec = early_recorder(); rec && rec->nvtx_pop()) on_step_end();
+  PhaseTimer timer(Phase::Nvtx);
+  if (Recorder* rec = early_recorder(); rec && rec->nvtx_pop()) {
+    on_step_end();
+    profile_step_ended();
+  }
   return range_depth > 0 ? --range_depth : -1;
 }
 

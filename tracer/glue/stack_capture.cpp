@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "streamhaz/tracer/self_profile.h"
+
 namespace streamhaz::tracer::glue {
 namespace {
 
@@ -40,6 +42,7 @@ void StackCapture::prepare(StackNeed need) {
                       (!python && (need != StackNeed::KernelLaunch || mode_ == Stacks::All));
   if (!native) return;
   const size_t max = need == StackNeed::Origin && python ? kOriginNativeFrames : kNativeFrames;
+  PhaseTimer timer(Phase::NativeUnwind);
   prepared.count = unwind_program_frames(modules_, prepared.frames, max);
   prepared.ready = true;
 }
@@ -55,7 +58,11 @@ size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
     n += k;
   };
   if (need == StackNeed::Origin) take_native();  // the library that called CUDA, innermost
-  const size_t python = python_.capture(out + n, max - n);
+  size_t python;
+  {
+    PhaseTimer timer(Phase::PythonFrames);
+    python = python_.capture(out + n, max - n);
+  }
   n += python;
   if (need != StackNeed::Origin && python == 0) take_native();
   return n;

@@ -45,9 +45,12 @@ void AllocationIndex::pointers_in(std::string_view arguments, std::vector<uint64
   for (size_t off = 0; off + 8 <= arguments.size(); off += 8) {
     uint64_t word;
     std::memcpy(&word, arguments.data() + off, 8);
-    if (!contains(word)) continue;
-    if (std::find(out.begin() + first, out.end(), word) == out.end()) out.push_back(word);
+    if (contains(word)) out.push_back(word);
   }
+  // Distinct, in address order. A foreach launch holds hundreds of pointers: looking for each
+  // among those found before cost tens of microseconds per launch.
+  std::sort(out.begin() + first, out.end());
+  out.erase(std::unique(out.begin() + first, out.end()), out.end());
 }
 
 void AllocationIndex::cut(uint64_t lo, uint64_t hi, std::vector<std::pair<uint64_t, uint64_t>>& out) const {

@@ -9,6 +9,7 @@
 #include "streamhaz/trace/range_path.h"
 #include "streamhaz/tracer/launch_memo.h"
 #include "streamhaz/tracer/operand_roles.h"
+#include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer {
 
@@ -25,7 +26,7 @@ Recorder::Recorder(RecordSink& sink, StreamInfoQuery stream_query, CommInfoQuery
     : sink_(sink), stream_query_(std::move(stream_query)), comm_query_(std::move(comm_query)) {}
 
 void Recorder::set_stack_source(StackSource* source, PathPrefixMap paths) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   stack_source_ = source;
   if (!source) {
     stacks_.reset();
@@ -59,7 +60,11 @@ void Recorder::emit_with_stack(const Record& r) {
   }
   // Definitions first (they may come before the record), the reference after it.
   const size_t n = stack_source_->capture(need, stack_scratch_, kMaxStackFrames);
-  const CallsiteId site = stacks_->intern(std::span<const RawFrame>(stack_scratch_, n), *stack_source_);
+  CallsiteId site;
+  {
+    PhaseTimer timer(Phase::StackIntern);
+    site = stacks_->intern(std::span<const RawFrame>(stack_scratch_, n), *stack_source_);
+  }
   sink_.add(r);
   if (site == 0) return;
   if (need == StackNeed::KernelLaunch) kernel_stack_ = StackRef{seq, site};
@@ -201,7 +206,7 @@ void Recorder::stream_created(uint64_t handle, uint32_t device, uint32_t flags, 
 }
 
 void Recorder::stream_destroyed(uint64_t handle) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   if (handle > kHandlePerThreadStream && streams_.erase(StreamKey{handle, 0, 0})) ++streams_epoch_;
 }
 
@@ -219,7 +224,7 @@ void Recorder::event_created(uint64_t event, uint32_t flags) {
 }
 
 void Recorder::event_destroyed(uint64_t event) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   if (events_.erase(event)) ++events_epoch_;
 }
 
@@ -264,7 +269,7 @@ void Recorder::lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation) {
 }
 
 void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& t = thread_state();
   if (t.nccl_depth > 0 && !t.claimants.empty()) return lend_to_nccl(t, s, correlation);
   if (!hold_kernels_) return emit_kernel(t, s, correlation, k, nullptr);
@@ -282,7 +287,7 @@ void Recorder::kernel_launched(StreamRef s, uint64_t correlation, const KernelLa
 }
 
 void Recorder::release_kernel(const std::vector<KernelRange>* ranges, trace::FootprintTier tier) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   // Looked up without thread_state(): a thread with nothing held must not leave a HostThread.
   auto it = threads_.find(current_thread_id());
   if (it == threads_.end() || !it->second.held_launch.active) return;
@@ -301,7 +306,7 @@ void Recorder::release_kernel(const std::vector<KernelRange>* ranges, trace::Foo
 }
 
 bool Recorder::held_launch_key(LaunchKey& key) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   auto it = threads_.find(current_thread_id());
   if (it == threads_.end() || !it->second.held_launch.active) return false;
   const ThreadState::HeldLaunch& h = it->second.held_launch;
@@ -314,7 +319,7 @@ bool Recorder::held_launch_key(LaunchKey& key) {
 }
 
 bool Recorder::holds_kernel() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   auto it = threads_.find(current_thread_id());  // no HostThread record for a question
   return it != threads_.end() && it->second.held_launch.active;
 }
@@ -334,6 +339,7 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
   expect_activity(correlation, rec.op.seq);
   emit(kernel_record_);
   if (kernel_arguments_ != KernelArguments::Drop) {
+    PhaseTimer timer(Phase::PointerScan);
     pointers_.clear();
     allocations_.pointers_in(k.params, pointers_);
     if (!pointers_.empty()) {
@@ -369,7 +375,7 @@ void Recorder::host_func_launched(StreamRef s) {
 }
 
 void Recorder::graph_instantiated(uint64_t exec, uint64_t graph) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   auto it = graph_of_handle_.find(graph);
   graph_of_exec_[exec] = it != graph_of_handle_.end() ? it->second : 0;  // 0: a graph not captured
 }
@@ -443,12 +449,12 @@ void Recorder::buffer_named(uint64_t ptr, uint64_t bytes, std::string_view name)
 // --- NCCL ------------------------------------------------------------------------------
 
 void Recorder::nccl_comm_initialized(uint64_t comm, CommInfo info) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   comms_[comm] = CommState{info, 0};
 }
 
 void Recorder::nccl_comm_destroyed(uint64_t comm) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   comms_.erase(comm);
 }
 
@@ -472,7 +478,7 @@ void Recorder::record_nccl(ThreadState& t, Nccl& n) {
 }
 
 void Recorder::nccl_call_begin(const NcclCall& call) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& t = thread_state();
   ++t.nccl_depth;
   CommState& c = comm_state(call.comm);
@@ -499,19 +505,19 @@ void Recorder::nccl_call_begin(const NcclCall& call) {
 }
 
 void Recorder::nccl_call_end() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& t = quiet_thread_state();
   if (t.nccl_depth > 0) --t.nccl_depth;
   if (t.nccl_depth == 0 && t.group_depth == 0) t.claimants.clear();
 }
 
 void Recorder::nccl_group_start() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ++quiet_thread_state().group_depth;
 }
 
 void Recorder::nccl_group_end_begin() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& t = thread_state();
   ++t.nccl_depth;
   if (t.group_depth > 1) return;  // an inner group end launches nothing
@@ -522,7 +528,7 @@ void Recorder::nccl_group_end_begin() {
 }
 
 void Recorder::nccl_group_end_end() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& t = quiet_thread_state();
   if (t.nccl_depth > 0) --t.nccl_depth;
   if (t.group_depth > 0) --t.group_depth;
@@ -532,12 +538,12 @@ void Recorder::nccl_group_end_end() {
 // --- NVTX, timing, meta ----------------------------------------------------------------
 
 void Recorder::set_step_range(std::string name) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   step_range_ = std::move(name);
 }
 
 int Recorder::nvtx_push(std::string_view message) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   // A range without readable text (a library's registered string) keeps push/pop balanced
   // but adds no segment: operations inside it show their program's path, and no edge is written.
   if (message.empty()) {
@@ -561,7 +567,7 @@ int Recorder::nvtx_push(std::string_view message) {
 }
 
 bool Recorder::nvtx_pop() {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   ThreadState& q = quiet_thread_state();
   if (q.nvtx.empty()) return false;  // a pop without push: ignore, as NVTX does
   const StringId id = q.nvtx.back();
@@ -577,7 +583,7 @@ bool Recorder::nvtx_pop() {
 }
 
 void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   if (!many_ops_.empty()) {
     if (auto many = many_ops_.find(correlation); many != many_ops_.end()) {
       for (uint64_t seq : many->second.seqs) emit(Timing{seq, start_ns, end_ns});
@@ -592,7 +598,7 @@ void Recorder::activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns
 }
 
 void Recorder::forget_timings_through(uint64_t seq) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   one_op_.erase_if([seq](uint64_t, uint64_t op) { return op <= seq; });
   for (auto it = many_ops_.begin(); it != many_ops_.end();) {
     const auto& seqs = it->second.seqs;
@@ -602,17 +608,17 @@ void Recorder::forget_timings_through(uint64_t seq) {
 }
 
 void Recorder::meta(std::string json) {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   emit(Meta{std::move(json)});
 }
 
 uint64_t Recorder::last_seq() const {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   return seq_;
 }
 
 size_t Recorder::pending_correlations() const {
-  std::lock_guard lock(mu_);
+  TimedLock lock(mu_);
   return one_op_.size() + many_ops_.size();
 }
 

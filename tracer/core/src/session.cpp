@@ -1,6 +1,7 @@
 #include "streamhaz/tracer/session.h"
 
 #include "streamhaz/trace/writer.h"
+#include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer {
 
@@ -58,13 +59,19 @@ void Session::write_out(bool include_partial, bool end) {
       buffer_.add(trace::Meta{nlohmann::json{{"dropped_records", dropped}}.dump()});
       dropped_written_ = dropped;
     }
+    if (end && self_profiling())
+      buffer_.add(trace::Meta{nlohmann::json{{"tracer_profile", self_profile_json()}}.dump()});
     if (end) buffer_.add(trace::End{buffer_.records()});
     buffer_.take(staging_, include_partial || end);
     return 0;
   });
   // Compressed here, outside the recorder's lock (a signal handler's flush writes raw chunks).
   packed_.clear();
-  trace::compress_chunks(staging_, packed_);
+  {
+    PhaseTimer timer(Phase::Compress);
+    trace::compress_chunks(staging_, packed_);
+  }
+  PhaseTimer timer(Phase::Write);
   file_.write(packed_, make_header_);
   if (end) {
     closed_ = true;

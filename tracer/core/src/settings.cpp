@@ -91,20 +91,27 @@ std::string parse_fine_regions(std::string_view text, TracerSettings& s) {
   return {};
 }
 
-std::string parse_disable(std::string_view text, TracerSettings& s) {
+// A yes/no setting into `into`; else why not.
+std::string parse_switch(std::string_view text, bool& into, const char* what_no_means) {
   for (const char* yes : {"1", "true", "yes", "on"}) {
     if (text == yes) {
-      s.disabled = true;
+      into = true;
       return {};
     }
   }
   for (const char* no : {"0", "false", "no", "off"}) {
     if (text == no) {
-      s.disabled = false;
+      into = false;
       return {};
     }
   }
-  return "expected 1, true, yes or on (0, false, no or off: enabled), got " + quoted(text);
+  return std::string("expected 1, true, yes or on (0, false, no or off: ") + what_no_means + "), got " + quoted(text);
+}
+
+std::string parse_disable(std::string_view text, TracerSettings& s) { return parse_switch(text, s.disabled, "enabled"); }
+
+std::string parse_self_profile(std::string_view text, TracerSettings& s) {
+  return parse_switch(text, s.self_profile, "not timed");
 }
 
 const SettingSpec kSettings[] = {
@@ -149,6 +156,10 @@ const SettingSpec kSettings[] = {
      "Diagnostics: how many 8 KiB regions the exact tier's 128-byte table holds per launch (0: all, 1 GiB); "
      "fewer send more launches to the 32 KiB table (tier coarse), to measure what that costs in precision",
      parse_fine_regions, [](const TracerSettings& s) { return std::to_string(s.exact_fine_regions); }},
+    {"STREAMHAZ_SELF_PROFILE", "--self-profile", "on|off",
+     "Time the tracer's own phases (callbacks, unwinding, Python frames, stacks, the recorder's lock, GPU "
+     "times, compression) per thread, and write the sums into the trace; `streamhaz inspect` prints them",
+     parse_self_profile, [](const TracerSettings& s) { return std::string(s.self_profile ? "on" : "off"); }},
     {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
      [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
 };

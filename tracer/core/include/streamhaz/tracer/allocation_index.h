@@ -17,7 +17,8 @@ class AllocationIndex {
   void remove(uint64_t base);
   bool contains(uint64_t value) const;
   // Appends each distinct 8-byte-aligned word of `arguments` that points into a live
-  // allocation (pointers inside struct arguments included: they are aligned too).
+  // allocation (pointers inside struct arguments included: they are aligned too), in address
+  // order.
   void pointers_in(std::string_view arguments, std::vector<uint64_t>& out) const;
   // [lo, hi) cut to the live allocations it overlaps, appended to `out` in address order; a
   // range that overlaps none is appended whole (it may be memory the tracer does not see, such

@@ -18,6 +18,7 @@
 #include "streamhaz/trace/records.h"
 #include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/flat_map.h"
+#include "streamhaz/tracer/self_profile.h"
 #include "streamhaz/tracer/stack_table.h"
 
 namespace streamhaz::tracer {
@@ -279,7 +280,7 @@ class Recorder {
   // The shape of most calls: under the lock, with the calling thread's state (thread_state()
   // writes a HostThread record first when the issuing thread changed).
   template <class Fn> void on_thread(Fn&& fn) {
-    std::lock_guard lock(mu_);
+    TimedLock lock(mu_);
     fn(thread_state());
   }
   // One record about a stream, or an event, or both: they are looked up (and created, with

@@ -50,6 +50,7 @@ struct TracerSettings {
   std::string step_range = "step";  // the NVTX range around one training step (GPU times by steps)
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
   bool disabled = false;
+  bool self_profile = false;  // time the tracer's own phases (self_profile.h)
 };
 
 struct SettingSpec {

@@ -1,0 +1,116 @@
+#include "streamhaz/tracer/frame_size_table.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+using namespace streamhaz::tracer;
+
+namespace {
+
+// A fake stack: words at byte offsets, addresses as the walker sees them.
+struct FakeStack {
+  std::vector<uint64_t> words = std::vector<uint64_t>(512, 0);
+  uint64_t at(size_t byte) const { return reinterpret_cast<uint64_t>(words.data()) + byte; }
+  void put(size_t byte, uint64_t value) { std::memcpy(reinterpret_cast<char*>(words.data()) + byte, &value, 8); }
+  uint64_t lo() const { return at(0); }
+  uint64_t hi() const { return at(words.size() * 8); }
+};
+
+auto keep_all = [](uint64_t, size_t) { return true; };
+
+}  // namespace
+
+TEST_CASE("frame sizes: learned once, found, and marked when they differ") {
+  FrameSizeTable t(8);
+  CHECK(t.find(0x1000) == FrameSizeTable::kUnknown);
+  CHECK(t.learn(0x1000, 48));
+  CHECK(t.find(0x1000) == 48);
+  CHECK(t.learn(0x1000, 48));  // the same again
+  CHECK_FALSE(t.learn(0x1000, 64));
+  CHECK(t.find(0x1000) == FrameSizeTable::kVaries);
+  CHECK(t.learn(0x1000, 48));  // stays marked
+  CHECK(t.find(0x1000) == FrameSizeTable::kVaries);
+  t.learn_outermost(0x2000);
+  CHECK(t.find(0x2000) == FrameSizeTable::kOutermost);
+  CHECK(t.learn(0x3000, FrameSizeTable::kMaxSize + 1));
+  CHECK(t.find(0x3000) == FrameSizeTable::kVaries);  // too large to trust
+}
+
+TEST_CASE("frame sizes: forgetting all makes every address unknown, and they can be learned again") {
+  FrameSizeTable t(8);
+  t.learn(0x1000, 48);
+  t.learn(0x1010, 32);
+  t.forget_all();
+  CHECK(t.find(0x1000) == FrameSizeTable::kUnknown);
+  CHECK(t.learn(0x1000, 64));  // another object at that address: another size, no conflict
+  CHECK(t.find(0x1000) == 64);
+}
+
+TEST_CASE("frame sizes: a full table refuses to learn rather than overwrite") {
+  FrameSizeTable t(4);  // 16 slots
+  for (uint64_t ip = 1; ip <= 64; ++ip) t.learn(ip * 16, 32);
+  size_t known = 0;
+  for (uint64_t ip = 1; ip <= 64; ++ip) known += t.find(ip * 16) == 32;
+  CHECK(known == 16);
+  CHECK(t.learned() == 16);
+}
+
+TEST_CASE("frame sizes: learned from many threads at once, every size is found") {
+  FrameSizeTable t(14);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&t, k] {
+      for (uint64_t i = 0; i < 2000; ++i) t.learn(0x400000 + 16 * (i * 4 + k), uint32_t(16 + 8 * (i % 7)));
+    });
+  for (auto& th : threads) th.join();
+  for (int k = 0; k < 4; ++k)
+    for (uint64_t i = 0; i < 2000; ++i) REQUIRE(t.find(0x400000 + 16 * (i * 4 + k)) == 16 + 8 * (i % 7));
+}
+
+TEST_CASE("learned walk: return addresses read at cfa - 8, frame by frame, to the outermost") {
+  FakeStack st;
+  FrameSizeTable t(8);
+  // Frames: cfa0 = 64; A's return address at 56, A is 96 bytes; B at 152, 32 bytes; C at 184,
+  // outermost.
+  st.put(56, 0xA0);
+  st.put(152, 0xB0);
+  st.put(184, 0xC0);
+  t.learn(0xA0, 96);
+  t.learn(0xB0, 32);
+  t.learn_outermost(0xC0);
+  uint64_t ips[16];
+  LearnedWalk w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all);
+  REQUIRE(w.ok);
+  REQUIRE(w.n == 3);
+  CHECK(ips[0] == 0xA0);
+  CHECK(ips[1] == 0xB0);
+  CHECK(ips[2] == 0xC0);
+
+  SECTION("stops at max kept addresses, not counting those keep() refuses") {
+    auto skip_a = [](uint64_t ip, size_t kept) { return kept > 0 || ip != 0xA0; };
+    w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 1, skip_a);
+    REQUIRE(w.ok);
+    CHECK(w.n == 2);
+  }
+  SECTION("an address with no size fails the walk") {
+    st.put(152, 0xBAD);
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all).ok);
+  }
+  SECTION("a size that varies fails the walk") {
+    t.learn(0xB0, 40);
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all).ok);
+  }
+  SECTION("a CFA past the stack's end fails the walk, without reading there") {
+    t.forget_all();
+    t.learn(0xA0, 1u << 20);
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all).ok);
+  }
+  SECTION("a zero return address ends the stack") {
+    st.put(152, 0);
+    w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all);
+    REQUIRE(w.ok);
+    CHECK(w.n == 1);
+  }
+}

@@ -1,0 +1,118 @@
+// The native unwinder's learned walks against libgcc's own, on this thread's real stack:
+// every call walks both (check period 1) and the unwinder counts where they differ.
+#include <alloca.h>
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "native_frames.h"
+
+using namespace streamhaz::tracer;
+using namespace streamhaz::tracer::glue;
+
+namespace {
+
+ModuleMap& modules() {
+  static ModuleMap* m = [] {
+    auto* map = new ModuleMap;
+    map->refresh();
+    return map;
+  }();
+  return *m;
+}
+
+// Functions with frames of several sizes; `sink` keeps the arrays alive.
+volatile char sink;
+
+__attribute__((noinline)) size_t leaf(RawFrame* out) {
+  size_t n = unwind_program_frames(modules(), out, 24);
+  sink = char(n);
+  return n;
+}
+__attribute__((noinline)) size_t small_frame(int depth, RawFrame* out);
+__attribute__((noinline)) size_t large_frame(int depth, RawFrame* out) {
+  volatile char pad[512];
+  pad[0] = char(depth);
+  size_t n = depth <= 0 ? leaf(out) : small_frame(depth - 1, out);
+  sink = pad[0];
+  return n;
+}
+__attribute__((noinline)) size_t small_frame(int depth, RawFrame* out) {
+  volatile char pad[24];
+  pad[0] = char(depth);
+  size_t n = depth <= 0 ? leaf(out) : (depth % 3 == 0 ? large_frame(depth - 1, out) : small_frame(depth - 1, out));
+  sink = pad[0];
+  return n;
+}
+// A frame whose size changes from call to call.
+__attribute__((noinline)) size_t dynamic_frame(size_t bytes, int depth, RawFrame* out) {
+  volatile char* pad = static_cast<volatile char*>(alloca(bytes));
+  pad[0] = char(depth);
+  size_t n = small_frame(depth, out);
+  sink = pad[0];
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("native unwinding: learned walks give libgcc's frames on fixed-size frames") {
+  set_unwind_check_period(1);
+  const UnwindCounts before = unwind_counts();
+  RawFrame frames[24];
+  for (int round = 0; round < 20; ++round)
+    for (int depth = 0; depth < 12; ++depth) CHECK(small_frame(depth, frames) > size_t(depth));
+  const UnwindCounts after = unwind_counts();
+  CHECK(after.checked - before.checked > 100);  // most walks could be made fast, and were checked
+  CHECK(after.differed == before.differed);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: without checks, the walks are fast and give the same frames") {
+  RawFrame walks[2][24];
+  size_t n[2];
+  UnwindCounts before;
+  int rounds = 2;
+  asm("" : "+r"(rounds));  // a trip count the compiler cannot see: one call site, not unrolled
+  for (int i = 0; i < rounds; ++i) {  // the second walk meets only learned frames
+    set_unwind_check_period(i == 0 ? 1 : 0);
+    before = unwind_counts();
+    n[i] = small_frame(7, walks[i]);
+  }
+  CHECK(unwind_counts().fast == before.fast + 1);
+  REQUIRE(n[0] == n[1]);
+  for (size_t i = 0; i < n[0]; ++i) CHECK(walks[0][i].key == walks[1][i].key);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: a frame whose size changes is found out and walked slowly from then on") {
+  set_unwind_check_period(1);
+  const UnwindCounts before = unwind_counts();
+  RawFrame frames[24];
+  for (int round = 0; round < 40; ++round) dynamic_frame(64 + 16 * size_t(round % 5), 4, frames);
+  const UnwindCounts mid = unwind_counts();
+  // At most the first change of size could differ before it was marked.
+  CHECK(mid.differed - before.differed <= 1);
+  RawFrame walks[2][24];
+  size_t n[2];
+  int rounds = 2;
+  asm("" : "+r"(rounds));  // one call site, as above
+  for (int i = 0; i < rounds; ++i) {  // the changing frame is walked slowly either way
+    set_unwind_check_period(i == 0 ? 0 : 1);
+    n[i] = dynamic_frame(400, 4, walks[i]);
+  }
+  REQUIRE(n[0] == n[1]);
+  for (size_t i = 0; i < n[0]; ++i) CHECK(walks[0][i].key == walks[1][i].key);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: other threads walk their own stacks") {
+  set_unwind_check_period(1);
+  const UnwindCounts before = unwind_counts();
+  std::thread t([] {
+    RawFrame frames[24];
+    for (int i = 0; i < 50; ++i) small_frame(i % 9, frames);
+  });
+  t.join();
+  CHECK(unwind_counts().differed == before.differed);
+  set_unwind_check_period(256);
+}
