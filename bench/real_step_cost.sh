@@ -5,7 +5,9 @@
 # (SETTINGS, default: the defaults, then each cost source switched off in turn, then the tracer
 # loaded but disabled); each run prints the median step time of its steps after the warm-up.
 # Prints, per job and setting, the median of the pairs' traced/untraced ratios, their range,
-# and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py).
+# and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py), ipg-bucket
+# (torch_ipg_bucket.py, per-buffer events). PROFILE=1 first runs each job once traced with
+# --self-profile on and prints where the tracer's host time went (streamhaz inspect).
 set -u -o pipefail
 build=$(cd "${1:?usage: real_step_cost.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-${OUT:-/tmp}/real_step_cost}
@@ -19,6 +21,7 @@ launch="torchrun --standalone --nproc_per_node 1"
 declare -A job_cmd=(
   [gpt-ddp]="$launch $here/tests/gpu/torch_gpt_train.py --parallel ddp --optim foreach --steps $steps --warmup 2"
   [gpt-fsdp2]="$launch $here/tests/gpu/torch_gpt_train.py --parallel fsdp2 --optim foreach --steps $steps --warmup 2"
+  [ipg-bucket]="$launch $here/tests/gpu/torch_ipg_bucket.py --sync event --steps $steps"
 )
 # name | how the traced run is made
 settings=(
@@ -31,8 +34,13 @@ settings=(
 )
 selected() { [[ -z ${2:-} || ",$2," == *",$1,"* ]]; }
 step_ms() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
-for job in gpt-ddp gpt-fsdp2; do
+for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
   selected "$job" "${JOBS:-}" || continue
+  if [[ ${PROFILE:-0} == 1 ]]; then
+    echo "== $job: one run traced with --self-profile on"
+    "$shz" run --force --self-profile on --out "$out/profile-$job" -- ${job_cmd[$job]} 2>&1 | grep -E "step_ms|streamhaz:" | sed 's/^/  /'
+    "$shz" inspect "$out/profile-$job" | sed -n "/tracer's own time/,/records by kind/p" | grep -v "records by kind"
+  fi
   for entry in "${settings[@]}"; do
     name=${entry%%|*}; args=${entry#*|}
     selected "$name" "${SETTINGS:-}" || continue

@@ -110,6 +110,7 @@ def main():
         med = statistics.median(times) if times else float("nan")
         print(f"torch_gpt_train: parallel={a.parallel} optim={a.optim} ranks={dist.get_world_size()} "
               f"steps={a.steps} step_ms={med:.3f} loss={loss.item():.4f}")
+        print("torch_gpt_train: step_ms_each=" + ",".join(f"{t:.2f}" for t in times))
     dist.destroy_process_group()
 
 
