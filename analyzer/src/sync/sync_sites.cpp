@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -94,157 +95,190 @@ StreamKinds stream_kinds(const std::vector<trace::Record>& recs) {
   return k;
 }
 
-std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
-  std::vector<SyncSite> sites;
-  for (size_t ri = 0; ri < run.size(); ++ri) {
-    const auto& recs = run[ri].records;
-    const int rank = run[ri].rank;
-    const StreamKinds kinds = stream_kinds(recs);
-    RankNames names;
-    PinnedRanges pinned;
-    std::unordered_map<trace::EventId, trace::StreamId> event_stream;
-    std::unordered_map<trace::StreamId, size_t> last_op;                 // record index
-    std::unordered_map<trace::StreamId, std::vector<size_t>> unsynced;   // ops the host has not waited for
-    std::unordered_map<trace::StreamId, std::vector<size_t>> wait_for_next;  // site indices per stream
-    std::vector<size_t> host_wait_for_next;
-    const size_t first_site = sites.size();
-    // Streams with a capture open: a wait issued meanwhile is a dependency of the graph being
-    // captured (and may be what draws its stream into the capture), not a synchronisation one
-    // could remove and keep the same graph; none is judged.
-    std::set<trace::StreamId> capturing;
-    for (size_t i = 0; i < recs.size(); ++i) {
-      const trace::Record& r = recs[i];
-      if (const auto* c = std::get_if<trace::CaptureBegin>(&r)) capturing.insert(c->stream);
-      if (const auto* c = std::get_if<trace::CaptureEnd>(&r)) capturing.erase(c->stream);
-      if (const auto* s = std::get_if<trace::StringDef>(&r)) names.strings[s->id] = s->text;
-      if (const auto* n = std::get_if<trace::StreamName>(&r)) names.stream_names[n->stream] = names.text(n->name);
-      if (const auto* c = std::get_if<trace::StreamCreate>(&r)) names.device[c->stream] = c->device;
-      if (const auto* a = std::get_if<trace::Alloc>(&r); a && a->kind == trace::AllocKind::HostPinned)
-        pinned.ranges[a->ptr] = range_end(a->ptr, a->bytes);
-      if (const auto* e = std::get_if<trace::EventRecord>(&r)) event_stream[e->event] = e->stream;
+namespace {
+
+// A synchronisation call as the records give it, before it becomes a site.
+struct SyncCall {
+  SyncKind kind = SyncKind::Wait;
+  uint64_t seq = 0;
+  bool host = false;
+  trace::StreamId waiter = 0, source = 0;
+  std::vector<trace::StreamId> covered;  // host synchronisations: the streams waited for
+  std::string what, source_name;
+};
+
+// One rank's records, read in order for its synchronisation sites: each wait and host
+// synchronisation (outside stream capture), and each legacy-stream operation's implicit barrier.
+class RankSiteScanner {
+ public:
+  RankSiteScanner(const RankRecords& rank, size_t rank_index, std::vector<SyncSite>& sites)
+      : recs_(rank.records), rank_(rank.rank), rank_index_(rank_index), sites_(sites), first_site_(sites.size()),
+        kinds_(stream_kinds(recs_)) {}
+
+  void scan() {
+    for (size_t i = 0; i < recs_.size(); ++i) {
+      const trace::Record& r = recs_[i];
+      note_facts(r);
       if (const trace::OpCommon* op = trace::op_common(r)) {
-        const OpRef ref = describe(r, names, rank);
-        for (size_t s : wait_for_next[op->stream]) {
-          sites[s].next_op = op->seq;
-          sites[s].next_ref = ref;
-        }
-        wait_for_next[op->stream].clear();
-        for (size_t s : host_wait_for_next) {
-          sites[s].next_op = op->seq;
-          sites[s].next_ref = ref;
-        }
-        host_wait_for_next.clear();
-        // A legacy-stream operation's implicit barrier with the blocking streams of its device.
-        if (kinds.legacy(op->stream) && kinds.blocking_used.count(kinds.device(op->stream)) && capturing.empty()) {
-          SyncSite site;
-          site.rank_index = ri;
-          site.rank = rank;
-          site.seq = op->seq;
-          site.kind = SyncKind::LegacyBarrier;
-          site.waiter = op->stream;
-          site.next_op = op->seq;
-          site.next_ref = ref;
-          if (auto it = last_op.find(op->stream); it != last_op.end()) {
-            site.prev_op = trace::op_common(recs[it->second])->seq;
-            site.prev_ref = describe(recs[it->second], names, rank);
-          }
-          site.what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
-                                  "of device {}",
-                                  shown(ref), kinds.device(op->stream));
-          site.key = fmt::format("oversync|legacy-barrier|{}|device {}|{}", names.stream(op->stream),
-                                 kinds.device(op->stream), site.prev_op ? label(site.prev_ref) : "-");
-          sites.push_back(std::move(site));
-        }
-        last_op[op->stream] = i;
-        unsynced[op->stream].push_back(i);
+        on_operation(i, *op, r);
         continue;
       }
-      if (!capturing.empty()) continue;
-      SyncKind kind;
-      trace::StreamId waiter = 0, source = 0;
-      std::vector<trace::StreamId> covered;
-      std::string what, source_name;
-      uint64_t seq = 0;
-      bool host = false;
-      if (const auto* w = std::get_if<trace::EventWait>(&r)) {
-        auto it = event_stream.find(w->event);
-        if (it == event_stream.end() || it->second == w->stream) continue;  // no-op or same stream
-        kind = SyncKind::Wait;
-        seq = w->seq;
-        waiter = w->stream;
-        source = it->second;
-        source_name = names.stream(source);
-        what = fmt::format("cudaStreamWaitEvent({}, event recorded on {})", names.stream(waiter), source_name);
-      } else if (const auto* e = std::get_if<trace::EventSync>(&r)) {
-        auto it = event_stream.find(e->event);
-        if (it == event_stream.end()) continue;
-        kind = SyncKind::EventSync;
-        seq = e->seq;
-        host = true;
-        source = it->second;
-        covered = {source};
-        source_name = names.stream(source);
-        what = fmt::format("cudaEventSynchronize(event recorded on {})", source_name);
-      } else if (const auto* s = std::get_if<trace::StreamSync>(&r)) {
-        kind = SyncKind::StreamSync;
-        seq = s->seq;
-        host = true;
-        source = s->stream;
-        covered = {source};
-        source_name = names.stream(source);
-        what = fmt::format("cudaStreamSynchronize({})", source_name);
-      } else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) {
-        kind = SyncKind::DeviceSync;
-        seq = d->seq;
-        host = true;
-        for (const auto& [s, ops] : unsynced)
-          if (names.device.count(s) ? names.device[s] == d->device : d->device == 0) covered.push_back(s);
-        source_name = fmt::format("device {}", d->device);
-        what = fmt::format("cudaDeviceSynchronize() on device {}", d->device);
-      } else {
-        continue;
-      }
-      SyncSite site;
-      site.rank_index = ri;
-      site.rank = rank;
-      site.seq = seq;
-      site.kind = kind;
-      site.host = host;
-      site.waiter = waiter;
-      site.what = what;
-      const trace::StreamId prev_stream = host ? source : waiter;
-      if (auto it = last_op.find(prev_stream); it != last_op.end() && !(host && covered.size() != 1)) {
-        site.prev_op = trace::op_common(recs[it->second])->seq;
-        site.prev_ref = describe(recs[it->second], names, rank);
-      }
-      if (host) {
-        // Does it newly wait for a write to host memory? Ops since the host last waited for them.
-        for (trace::StreamId s : covered) {
-          for (size_t at : unsynced[s]) {
-            std::vector<trace::Access> accesses;
-            for (size_t j = at + 1; j < recs.size(); ++j) {
-              const auto* a = std::get_if<trace::Access>(&recs[j]);
-              if (!a) {
-                if (std::holds_alternative<trace::Timing>(recs[j]) || std::holds_alternative<trace::StringDef>(recs[j]))
-                  continue;
-                break;
-              }
-              accesses.push_back(*a);
-            }
-            if (writes_host(recs[at], accesses, pinned)) site.host_read = true;
-          }
-          unsynced[s].clear();
-        }
-        host_wait_for_next.push_back(sites.size());
-      } else {
-        wait_for_next[waiter].push_back(sites.size());
-      }
-      site.key = fmt::format("oversync|{}|{}|{}|{}", to_string(kind), host ? "host" : names.stream(waiter), source_name,
-                             site.prev_ref.seq ? label(site.prev_ref) : "-");
-      sites.push_back(std::move(site));
+      if (!capturing_.empty()) continue;
+      if (std::optional<SyncCall> call = sync_call(r)) add_sync_site(*call);
     }
-    for (size_t s = first_site; s < sites.size(); ++s) {
-      SyncSite& site = sites[s];
+    describe_places();
+  }
+
+ private:
+  // What later records are read against: names, pinned host ranges, event streams, captures.
+  void note_facts(const trace::Record& r) {
+    if (const auto* c = std::get_if<trace::CaptureBegin>(&r)) capturing_.insert(c->stream);
+    if (const auto* c = std::get_if<trace::CaptureEnd>(&r)) capturing_.erase(c->stream);
+    if (const auto* s = std::get_if<trace::StringDef>(&r)) names_.strings[s->id] = s->text;
+    if (const auto* n = std::get_if<trace::StreamName>(&r)) names_.stream_names[n->stream] = names_.text(n->name);
+    if (const auto* c = std::get_if<trace::StreamCreate>(&r)) names_.device[c->stream] = c->device;
+    if (const auto* a = std::get_if<trace::Alloc>(&r); a && a->kind == trace::AllocKind::HostPinned)
+      pinned_.ranges[a->ptr] = range_end(a->ptr, a->bytes);
+    if (const auto* e = std::get_if<trace::EventRecord>(&r)) event_stream_[e->event] = e->stream;
+  }
+
+  // An operation: the first after the waits that wait for it, maybe a legacy barrier itself.
+  void on_operation(size_t i, const trace::OpCommon& op, const trace::Record& r) {
+    const OpRef ref = describe(r, names_, rank_);
+    for (size_t s : wait_for_next_[op.stream]) {
+      sites_[s].next_op = op.seq;
+      sites_[s].next_ref = ref;
+    }
+    wait_for_next_[op.stream].clear();
+    for (size_t s : host_wait_for_next_) {
+      sites_[s].next_op = op.seq;
+      sites_[s].next_ref = ref;
+    }
+    host_wait_for_next_.clear();
+    if (kinds_.legacy(op.stream) && kinds_.blocking_used.count(kinds_.device(op.stream)) && capturing_.empty())
+      add_legacy_barrier(op, ref);
+    last_op_[op.stream] = i;
+    unsynced_[op.stream].push_back(i);
+  }
+
+  // A legacy-stream operation's implicit barrier with the blocking streams of its device.
+  void add_legacy_barrier(const trace::OpCommon& op, const OpRef& ref) {
+    SyncSite site;
+    site.rank_index = rank_index_;
+    site.rank = rank_;
+    site.seq = op.seq;
+    site.kind = SyncKind::LegacyBarrier;
+    site.waiter = op.stream;
+    site.next_op = op.seq;
+    site.next_ref = ref;
+    if (auto it = last_op_.find(op.stream); it != last_op_.end()) {
+      site.prev_op = trace::op_common(recs_[it->second])->seq;
+      site.prev_ref = describe(recs_[it->second], names_, rank_);
+    }
+    site.what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
+                            "of device {}",
+                            shown(ref), kinds_.device(op.stream));
+    site.key = fmt::format("oversync|legacy-barrier|{}|device {}|{}", names_.stream(op.stream),
+                           kinds_.device(op.stream), site.prev_op ? label(site.prev_ref) : "-");
+    sites_.push_back(std::move(site));
+  }
+
+  // The synchronisation `r` is, if any (a wait on an event of its own stream is none).
+  std::optional<SyncCall> sync_call(const trace::Record& r) {
+    SyncCall c;
+    if (const auto* w = std::get_if<trace::EventWait>(&r)) {
+      auto it = event_stream_.find(w->event);
+      if (it == event_stream_.end() || it->second == w->stream) return std::nullopt;  // no-op or same stream
+      c.kind = SyncKind::Wait;
+      c.seq = w->seq;
+      c.waiter = w->stream;
+      c.source = it->second;
+      c.source_name = names_.stream(c.source);
+      c.what = fmt::format("cudaStreamWaitEvent({}, event recorded on {})", names_.stream(c.waiter), c.source_name);
+    } else if (const auto* e = std::get_if<trace::EventSync>(&r)) {
+      auto it = event_stream_.find(e->event);
+      if (it == event_stream_.end()) return std::nullopt;
+      c.kind = SyncKind::EventSync;
+      c.seq = e->seq;
+      c.host = true;
+      c.source = it->second;
+      c.covered = {c.source};
+      c.source_name = names_.stream(c.source);
+      c.what = fmt::format("cudaEventSynchronize(event recorded on {})", c.source_name);
+    } else if (const auto* s = std::get_if<trace::StreamSync>(&r)) {
+      c.kind = SyncKind::StreamSync;
+      c.seq = s->seq;
+      c.host = true;
+      c.source = s->stream;
+      c.covered = {c.source};
+      c.source_name = names_.stream(c.source);
+      c.what = fmt::format("cudaStreamSynchronize({})", c.source_name);
+    } else if (const auto* d = std::get_if<trace::DeviceSync>(&r)) {
+      c.kind = SyncKind::DeviceSync;
+      c.seq = d->seq;
+      c.host = true;
+      for (const auto& [s, ops] : unsynced_)
+        if (names_.device.count(s) ? names_.device[s] == d->device : d->device == 0) c.covered.push_back(s);
+      c.source_name = fmt::format("device {}", d->device);
+      c.what = fmt::format("cudaDeviceSynchronize() on device {}", d->device);
+    } else {
+      return std::nullopt;
+    }
+    return c;
+  }
+
+  void add_sync_site(const SyncCall& c) {
+    SyncSite site;
+    site.rank_index = rank_index_;
+    site.rank = rank_;
+    site.seq = c.seq;
+    site.kind = c.kind;
+    site.host = c.host;
+    site.waiter = c.waiter;
+    site.what = c.what;
+    const trace::StreamId prev_stream = c.host ? c.source : c.waiter;
+    if (auto it = last_op_.find(prev_stream); it != last_op_.end() && !(c.host && c.covered.size() != 1)) {
+      site.prev_op = trace::op_common(recs_[it->second])->seq;
+      site.prev_ref = describe(recs_[it->second], names_, rank_);
+    }
+    if (c.host) {
+      site.host_read = newly_waits_for_host_write(c.covered);
+      host_wait_for_next_.push_back(sites_.size());
+    } else {
+      wait_for_next_[c.waiter].push_back(sites_.size());
+    }
+    site.key = fmt::format("oversync|{}|{}|{}|{}", to_string(c.kind), c.host ? "host" : names_.stream(c.waiter),
+                           c.source_name, site.prev_ref.seq ? label(site.prev_ref) : "-");
+    sites_.push_back(std::move(site));
+  }
+
+  // Whether an operation a host synchronisation newly waits for (one since the host last
+  // waited for its stream) writes host memory; those streams count as waited for from here.
+  bool newly_waits_for_host_write(const std::vector<trace::StreamId>& covered) {
+    bool host_read = false;
+    for (trace::StreamId s : covered) {
+      for (size_t at : unsynced_[s]) {
+        std::vector<trace::Access> accesses;
+        for (size_t j = at + 1; j < recs_.size(); ++j) {
+          const auto* a = std::get_if<trace::Access>(&recs_[j]);
+          if (!a) {
+            if (std::holds_alternative<trace::Timing>(recs_[j]) || std::holds_alternative<trace::StringDef>(recs_[j]))
+              continue;
+            break;
+          }
+          accesses.push_back(*a);
+        }
+        if (writes_host(recs_[at], accesses, pinned_)) host_read = true;
+      }
+      unsynced_[s].clear();
+    }
+    return host_read;
+  }
+
+  // Each site's place in words, and the next operation in its key.
+  void describe_places() {
+    for (size_t s = first_site_; s < sites_.size(); ++s) {
+      SyncSite& site = sites_[s];
       const std::string next = site.next_op ? label(site.next_ref) : "-";
       site.key += "|" + next + "|" + site.next_ref.nvtx;
       site.where = site.next_op ? fmt::format("before {}", shown(site.next_ref)) : "before the end of the trace";
@@ -253,6 +287,31 @@ std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
       if (site.prev_op) site.where += fmt::format(", after {}", shown(site.prev_ref));
     }
   }
+
+  const std::vector<trace::Record>& recs_;
+  const int rank_;
+  const size_t rank_index_;
+  std::vector<SyncSite>& sites_;
+  const size_t first_site_;
+  const StreamKinds kinds_;
+  RankNames names_;
+  PinnedRanges pinned_;
+  std::unordered_map<trace::EventId, trace::StreamId> event_stream_;
+  std::unordered_map<trace::StreamId, size_t> last_op_;                     // record index
+  std::unordered_map<trace::StreamId, std::vector<size_t>> unsynced_;       // ops the host has not waited for
+  std::unordered_map<trace::StreamId, std::vector<size_t>> wait_for_next_;  // site indices per stream
+  std::vector<size_t> host_wait_for_next_;
+  // Streams with a capture open: a wait issued meanwhile is a dependency of the graph being
+  // captured (and may be what draws its stream into the capture), not a synchronisation one
+  // could remove and keep the same graph; none is judged.
+  std::set<trace::StreamId> capturing_;
+};
+
+}  // namespace
+
+std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
+  std::vector<SyncSite> sites;
+  for (size_t ri = 0; ri < run.size(); ++ri) RankSiteScanner(run[ri], ri, sites).scan();
   return sites;
 }
 
