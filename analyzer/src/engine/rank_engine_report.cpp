@@ -1,6 +1,7 @@
-// Turning a conflict found in shadow memory into a finding: locate the bytes in their
-// buffer, name both operations, fold repeats. The per-rank pattern table keeps repeats cheap
-// (integers only); the text of a finding is built once per pattern and rank.
+// RankEngine, reporting: a conflict found in shadow memory turned into a finding (the bytes
+// located in their buffer, both operations named, repeats folded). In the engine because it
+// reads the rank's streams, strings and allocations. The per-rank pattern table keeps repeats
+// cheap (integers only); the text of a finding is built once per pattern and rank.
 #include <fmt/format.h>
 
 #include "engine/rank_engine.h"
