@@ -8,7 +8,7 @@
 
 #include "clang_util.h"
 #include "cuda_prelude.h"
-#include "footprints/kernel_name.h"
+#include "footprints/kernel_signature.h"
 #include "param_layout.h"
 #include "pointer_flow.h"
 #include "streamhaz/kernels/scan.h"

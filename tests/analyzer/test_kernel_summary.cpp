@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "footprints/kernel_name.h"
+#include "footprints/kernel_signature.h"
 #include "footprints/kernel_summary.h"
 #include "streamhaz/trace/reader.h"
 

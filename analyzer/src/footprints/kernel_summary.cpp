@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "footprints/kernel_name.h"
+#include "footprints/kernel_signature.h"
 #include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 

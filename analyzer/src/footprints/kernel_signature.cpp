@@ -1,4 +1,4 @@
-#include "footprints/kernel_name.h"
+#include "footprints/kernel_signature.h"
 
 #include <cxxabi.h>
 
