@@ -12,6 +12,7 @@
 #include "param_layout.h"
 #include "pointer_flow.h"
 #include "streamhaz/kernels/scan.h"
+#include "symbols/demangle.h"
 
 namespace streamhaz::kernels {
 

@@ -8,6 +8,7 @@
 #include "footprints/kernel_signature.h"
 #include "footprints/kernel_summary.h"
 #include "streamhaz/trace/reader.h"
+#include "symbols/demangle.h"
 
 using namespace streamhaz::analysis;
 using streamhaz::trace::AccessMode;
