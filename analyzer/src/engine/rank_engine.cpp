@@ -20,7 +20,7 @@ bool all_exact(const std::vector<ByteRange>& ranges) {
 }  // namespace
 
 RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timelines, CollectiveMatcher& collectives,
-                       FindingCollector& findings, const AnalysisOptions& options)
+                       FindingCollector& findings, const EngineOptions& options)
     : rank_(rank),
       index_(index),
       timelines_(shared_timelines ? *shared_timelines : own_timelines_),

@@ -37,12 +37,13 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   CollectiveMatcher collectives(CollectiveMatcher::Clocks::Projected, /*replicated=*/true);
   collectives.set_ranks(static_cast<uint32_t>(trace_files.size()));
   std::vector<RankRun> runs;
+  const EngineOptions engine = engine_options(options);
   for (size_t i = static_cast<size_t>(me); i < trace_files.size(); i += static_cast<size_t>(processes)) {
     RankRun run;
     run.reader = std::make_unique<trace::TraceReader>(trace_files[i]);
     run.findings = std::make_unique<FindingCollector>();
     run.engine = std::make_unique<RankEngine>(ranks[i], static_cast<uint32_t>(i), nullptr, collectives,
-                                              *run.findings, options);
+                                              *run.findings, engine);
     if (summaries) run.engine->use_kernel_summaries(&*summaries);
     runs.push_back(std::move(run));
   }
