@@ -51,24 +51,7 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
   trace::Record record;
   std::vector<uint32_t> woken;
   for (;;) {
-    bool moved = false;
-    uint64_t live = 0;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      RankRun& run = runs[i];
-      if (run.done) continue;
-      if (run.engine->blocked()) {
-        if (!collectives.ready(run.engine->blocked_on())) {
-          ++live;
-          continue;
-        }
-        run.engine->resume();
-      }
-      if (runs.size() >= kPrefetchFromRanks && i + 1 < runs.size() && !runs[i + 1].done)
-        runs[i + 1].prefetch();  // as run_in_turn does
-      run.run_until_blocked(record);
-      moved = true;
-      live += !run.done;
-    }
+    const Round round = run_round(runs, collectives, record);
     wire::Writer w;
     // Irregular input found by this copy while applying the last round's posts.
     w.u64(collectives.irregular());
@@ -76,8 +59,8 @@ AnalysisResult analyze_shard(const std::vector<std::string>& trace_files, const 
       const Irregularity& what = collectives.first_irregularity();
       w.str(describe_irregularity(what, trace_files[what.index], ranks[what.index]));
     }
-    w.u64(moved);
-    w.u64(live);
+    w.u64(round.moved);
+    w.u64(round.live);
     const std::vector<PostRecord> posts = collectives.take_outbox();
     w.u64(posts.size());
     for (const PostRecord& p : posts) w.post(p);
