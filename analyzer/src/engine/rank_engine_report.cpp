@@ -1,18 +1,17 @@
 // RankEngine, reporting: a conflict found in shadow memory turned into a finding (the bytes
 // located in their buffer, both operations named, repeats folded). In the engine because it
-// reads the rank's streams, strings and allocations. The per-rank pattern table keeps repeats
-// cheap (integers only); the text of a finding is built once per pattern and rank.
+// reads the rank's streams, strings and allocations; the finding's words come from
+// findings/race_finding.h. The per-rank pattern table keeps repeats cheap (integers only); a
+// finding is built once per pattern and rank.
 #include <fmt/format.h>
 
 #include "engine/rank_engine.h"
-#include "findings/missing_order.h"
+#include "findings/race_finding.h"
 
 namespace streamhaz::analysis {
 namespace {
 
 using trace::AccessMode;
-
-const char* role_word(AccessMode m) { return m == AccessMode::Read ? "read" : "write"; }
 
 uint64_t pack_op(const OpStamp& op, AccessMode role) {
   return (uint64_t(op.kind) << 56) | (uint64_t(role) << 48) | (uint64_t(op.flags) << 40) | op.stream_slot;
@@ -73,52 +72,31 @@ void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode sec
     return;
   }
 
-  Finding f;
-  f.kind = possible ? FindingKind::PossibleRace : FindingKind::Race;
-  f.first = describe(c.first, c.first_role);
-  f.second = describe(second, second_role);
-  std::string buffer_key;
+  RaceFacts r;
+  r.possible = possible;
+  r.first = describe(c.first, c.first_role);
+  r.second = describe(second, second_role);
+  r.second_on_host = second.stream_slot == kHostSlot;
   if (named) {
-    f.buffer.name = text(named->name);
-    f.buffer.alloc_bytes = named->bytes;
-    buffer_key = f.buffer.name;
+    r.buffer.name = text(named->name);
+    r.buffer.alloc_bytes = named->bytes;
+    r.buffer_key = r.buffer.name;
   } else if (alloc) {
-    f.buffer.name = fmt::format("allocation {:#x}", alloc->base);
-    f.buffer.alloc_bytes = alloc->bytes;
-    buffer_key = fmt::format("allocation #{} ({} bytes, {})", alloc->ordinal, alloc->bytes, trace::to_string(alloc->kind));
+    r.buffer.name = fmt::format("allocation {:#x}", alloc->base);
+    r.buffer.alloc_bytes = alloc->bytes;
+    r.buffer_key = fmt::format("allocation #{} ({} bytes, {})", alloc->ordinal, alloc->bytes, trace::to_string(alloc->kind));
   } else {
-    f.buffer.name = fmt::format("untracked memory at {:#x}", c.lo);
-    buffer_key = "untracked memory";
+    r.buffer.name = fmt::format("untracked memory at {:#x}", c.lo);
+    r.buffer_key = "untracked memory";
   }
-  f.buffer.alloc_base = base;
-  f.buffer.offset = c.lo - base;
-  f.buffer.bytes = c.hi - c.lo;
-  f.title = fmt::format("{}{}-after-{} race on {}", possible ? "possible " : "", role_word(second_role),
-                        role_word(c.first_role), f.buffer.name);
-  f.missing_order = missing_order_text(f.first, f.second, second.stream_slot == kHostSlot);
-  f.tier = weaker_tier(c.first.tier, second.tier);
-  f.exact = c.first.exact && second.exact;
-  if (possible)
-    f.detail = fmt::format("a kernel of this pair received a pointer to byte {} of the buffer as a launch argument; "
-                           "which bytes it reads or writes is unknown: trace with --footprints exact, or give "
-                           "check a kernels.json summary (streamhaz kernels scan), to confirm or clear it",
-                           c.lo - base);
-  else if (f.tier == trace::FootprintTier::Pointer)
-    f.detail = fmt::format("a kernel of this pair received a pointer to byte {} of the buffer as a launch argument{}; "
-                           "a kernel touches the tensors it is given, so the pair conflicts with no order between "
-                           "them (--footprints exact shows every byte the kernel touched)",
-                           c.lo - base, directed_write(c.first, c.first_role) || directed_write(second, second_role)
-                                            ? ", and by PyTorch's TensorIterator convention (outputs first) the "
-                                              "kernel writes it"
-                                            : "");
-  if ((c.first.flags | second.flags) & kOpInGraph)
-    f.detail += std::string(f.detail.empty() ? "" : "; ") +
-                "an operation of this pair ran as part of a CUDA graph launch (seq is its capture-time call)";
-  auto part = [](const OpRef& o) {
-    return fmt::format("{}:{}|{}|{}|{}", role_word(o.role), o.kind, o.name, o.stream_name, o.nvtx);
-  };
-  f.key = fmt::format("{}|{}||{}||{}", possible ? "possible-race" : "race", part(f.first), part(f.second), buffer_key);
-  patterns_.emplace(pattern, findings_.add(std::move(f)));
+  r.buffer.alloc_base = base;
+  r.buffer.offset = c.lo - base;
+  r.buffer.bytes = c.hi - c.lo;
+  r.tier = weaker_tier(c.first.tier, second.tier);
+  r.exact = c.first.exact && second.exact;
+  r.directed_write = directed_write(c.first, c.first_role) || directed_write(second, second_role);
+  r.in_graph = (c.first.flags | second.flags) & kOpInGraph;
+  patterns_.emplace(pattern, findings_.add(race_finding(std::move(r))));
 }
 
 }  // namespace streamhaz::analysis
