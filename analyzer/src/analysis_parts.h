@@ -6,11 +6,14 @@
 
 #include "engine/collective_matcher.h"
 #include "engine/rank_engine.h"
+#include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/finding.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::analysis {
 
+// What the rank engines read of the options, built once per check.
+EngineOptions engine_options(const AnalysisOptions& options);
 // Rank numbers of the files: a trace without a rank, or repeating one, gets the lowest number
 // no trace declares and none has taken (with a warning for a repeat).
 std::vector<int> number_ranks(const std::vector<std::string>& files, const std::vector<int>& declared_ranks,

@@ -33,7 +33,7 @@ CollectiveMatcher::Clocks clocks_of(const AnalysisOptions& o) {
 }
 
 void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOptions& options,
-                 const KernelSummaries* summaries) {
+                 const EngineOptions& engine_options, const KernelSummaries* summaries) {
   pass.collectives = std::make_unique<CollectiveMatcher>(clocks_of(options));
   pass.collectives->set_ranks(static_cast<uint32_t>(pass.runs.size()));
   // The over-synchronisation pass collects conflicts as they are found: a pass run again
@@ -45,7 +45,7 @@ void add_engines(Pass& pass, const std::vector<int>& ranks, const AnalysisOption
     RankRun& run = pass.runs[i];
     run.findings = std::make_unique<FindingCollector>();
     run.engine = std::make_unique<RankEngine>(ranks[i], static_cast<uint32_t>(i), pass.dense_timelines.get(),
-                                              *pass.collectives, *run.findings, options);
+                                              *pass.collectives, *run.findings, engine_options);
     if (summaries) run.engine->use_kernel_summaries(summaries);
   }
 }
@@ -89,6 +89,22 @@ void finish(Pass& pass, AnalysisResult& result) {
 }
 
 }  // namespace
+
+EngineOptions engine_options(const AnalysisOptions& o) {
+  EngineOptions e;
+  e.per_thread_host = o.per_thread_host;
+  e.local_order = o.local_order;
+  e.keep_all_readers = o.keep_all_readers;
+  e.skip_syncs = o.skip_syncs;
+  e.phantom_ops = o.phantom_ops;
+  e.lasting_phantom_ops = o.lasting_phantom_ops;
+  e.sync_sites = o.sync_sites;
+  e.order_checks = o.order_checks;
+  e.on_conflict = o.on_conflict;
+  e.on_ordered_by_sites = o.on_ordered_by_sites;
+  e.on_idle_query = o.on_idle_query;
+  return e;
+}
 
 // Findings, GPU times and reports must never mix two files up (analysis_parts.h).
 std::vector<int> number_ranks(const std::vector<std::string>& files, const std::vector<int>& declared_ranks,
@@ -191,6 +207,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
   if (!options.kernels.empty()) summaries = KernelSummaries::load(options.kernels);
 
   std::vector<int> ranks;
+  const EngineOptions engine = engine_options(options);
   auto build = [&]() {
     Pass pass;
     for (const std::string& file : trace_files) {
@@ -203,7 +220,7 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
       for (const RankRun& run : pass.runs) declared.push_back(run.reader->rank());
       ranks = number_ranks(trace_files, declared, result.warnings);
     }
-    add_engines(pass, ranks, options, summaries ? &*summaries : nullptr);
+    add_engines(pass, ranks, options, engine, summaries ? &*summaries : nullptr);
     return pass;
   };
   Pass pass = build();
@@ -227,6 +244,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
   if (!options.kernels.empty()) summaries = KernelSummaries::load(options.kernels);
   std::vector<int> numbers;
   for (const RankRecords& r : ranks) numbers.push_back(r.rank);
+  const EngineOptions engine = engine_options(options);
   auto build = [&]() {
     Pass pass;
     for (const RankRecords& r : ranks) {
@@ -235,7 +253,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
       run.skip = options.skip_syncs;
       pass.runs.push_back(std::move(run));
     }
-    add_engines(pass, numbers, options, summaries ? &*summaries : nullptr);
+    add_engines(pass, numbers, options, engine, summaries ? &*summaries : nullptr);
     return pass;
   };
   Pass pass = build();

@@ -8,10 +8,11 @@
 
 #include "clang_util.h"
 #include "cuda_prelude.h"
-#include "footprints/kernel_name.h"
+#include "footprints/kernel_signature.h"
 #include "param_layout.h"
 #include "pointer_flow.h"
 #include "streamhaz/kernels/scan.h"
+#include "symbols/demangle.h"
 
 namespace streamhaz::kernels {
 

@@ -16,14 +16,14 @@
 #include "clock/receipts.h"
 #include "clock/vector_clock.h"
 #include "engine/collective_matcher.h"
-#include "engine/footprint.h"
+#include "engine/engine_options.h"
 #include "findings/finding_collector.h"
 #include "footprints/kernel_summary.h"
 #include "model/address_book.h"
+#include "model/footprint.h"
 #include "model/op_stamp.h"
 #include "shadow/pointer_shadow.h"
 #include "shadow/shadow_memory.h"
-#include "streamhaz/analysis/analyze.h"
 #include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
@@ -33,7 +33,7 @@ class RankEngine {
   // `index`: the rank's place in the analysis (frontiers are indexed by it). `shared_timelines`:
   // the registry of every rank in the dense mode, null for this rank's own numbering.
   RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timelines, CollectiveMatcher& collectives,
-             FindingCollector& findings, const AnalysisOptions& options);
+             FindingCollector& findings, const EngineOptions& options);
   RankEngine(const RankEngine&) = delete;
   RankEngine& operator=(const RankEngine&) = delete;
 
@@ -177,7 +177,7 @@ class RankEngine {
   // The over-synchronisation pass's sites of the synchronisation record `seq` (none: not judged).
   EdgeSites site_of(uint64_t seq) const;
   bool tracing_sites() const { return bool(options_.on_ordered_by_sites); }
-  // AnalysisOptions::order_checks: the operation `seq` at epoch `e` (clock `now`) is an earlier or
+  // EngineOptions::order_checks: the operation `seq` at epoch `e` (clock `now`) is an earlier or
   // a later side of a pair to check.
   bool checking_order() const { return options_.order_checks != nullptr; }
   void note_order(uint64_t seq, Epoch e, const VectorClock& now);
@@ -185,7 +185,7 @@ class RankEngine {
   // edges applied); `tick` makes it a new operation with its own epoch.
   Epoch enqueue(uint32_t slot, bool tick = true);
   // The operation being applied is a legacy-stream operation whose implicit barrier a what-if
-  // removed (its seq in AnalysisOptions::skip_syncs): its stream order is kept.
+  // removed (its seq in EngineOptions::skip_syncs): its stream order is kept.
   bool barrier_skipped() const;
   OpStamp stamp(const trace::OpCommon& op, Epoch e, uint32_t slot, OpKind kind, trace::StringId name = 0,
                 uint8_t flags = 0) const;
@@ -242,7 +242,7 @@ class RankEngine {
   TimelineRegistry& timelines_;
   CollectiveMatcher& collectives_;
   FindingCollector& findings_;
-  AnalysisOptions options_;
+  EngineOptions options_;
 
   // Ids are dense in traces the tracer writes, but a corrupt one may hold any 32-bit id: only
   // small stream ids are indexed directly, strings and events live in hash maps.

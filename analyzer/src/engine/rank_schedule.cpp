@@ -34,29 +34,38 @@ unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
   return static_cast<unsigned>(std::min<size_t>(n, ranks));
 }
 
+Round run_round(std::vector<RankRun>& runs, CollectiveMatcher& collectives, trace::Record& record) {
+  Round round;
+  const bool prefetch = runs.size() >= kPrefetchFromRanks;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RankRun& run = runs[i];
+    if (run.done) continue;
+    if (run.engine->blocked()) {
+      if (!collectives.ready(run.engine->blocked_on())) {
+        ++round.live;
+        continue;
+      }
+      run.engine->resume();
+    }
+    // The next rank's state loads while this one runs (each turn is a few operations).
+    if (prefetch && i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();
+    run.run_until_blocked(record);
+    round.moved = true;
+    round.live += !run.done;
+  }
+  return round;
+}
+
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives) {
   trace::Record record;
   std::vector<uint32_t> woken;
   size_t live = runs.size();
-  const bool prefetch = runs.size() >= kPrefetchFromRanks;
   while (live) {
-    bool moved = false;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      RankRun& run = runs[i];
-      if (run.done) continue;
-      if (run.engine->blocked()) {
-        if (!collectives.ready(run.engine->blocked_on())) continue;
-        run.engine->resume();
-      }
-      // The next rank's state loads while this one runs (each turn is a few operations).
-      if (prefetch && i + 1 < runs.size() && !runs[i + 1].done) runs[i + 1].prefetch();
-      run.run_until_blocked(record);
-      if (run.done) --live;
-      moved = true;
-    }
+    const Round round = run_round(runs, collectives, record);
+    live = round.live;
     // Every live rank waits for a collective some rank never issues (missing or cut-off
     // trace, ranks disagreeing on the order): give up those edges rather than stop.
-    if (!moved) collectives.release_all();
+    if (!round.moved) collectives.release_all();
     collectives.take_woken(woken);  // this loop looks at every rank anyway
   }
   collectives.release_all();  // calls only ranks that ran ahead posted: resolved and checked

@@ -78,6 +78,14 @@ inline constexpr size_t kPrefetchFromRanks = 16;
 // which ranks run ahead of collectives on; one below it), at most one per rank.
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks);
 
+// One round in turn on this thread: every rank not done runs until it waits for a collective or
+// ends, a rank whose collective is not ready yet is passed over. The one-process check and the
+// sharded one (analyze_shard) take their rounds alike.
+struct Round {
+  bool moved = false;  // some rank applied records
+  size_t live = 0;     // ranks not done after the round
+};
+Round run_round(std::vector<RankRun>& runs, CollectiveMatcher& collectives, trace::Record& record);
 // Every rank to its end, in turn on this thread.
 void run_in_turn(std::vector<RankRun>& runs, CollectiveMatcher& collectives);
 // How many threads a parallel pass ran on: fewer than asked when the system refused one

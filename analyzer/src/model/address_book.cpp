@@ -1,6 +1,6 @@
 #include "model/address_book.h"
 
-#include "engine/footprint.h"
+#include "model/footprint.h"
 
 namespace streamhaz::analysis {
 namespace {

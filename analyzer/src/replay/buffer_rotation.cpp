@@ -12,7 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "engine/footprint.h"
+#include "model/footprint.h"
 #include "streamhaz/analysis/replay.h"
 
 namespace streamhaz::analysis {

@@ -2,8 +2,98 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 namespace streamhaz::analysis::wire {
+namespace {
+
+// The fields of each message, in wire order: one list, walked by the writer and the reader,
+// so the two ends cannot drift apart. The codec's method says how a field travels, each in
+// 8 bytes: `u` unsigned, `i` signed (sign-extended), `b` bool, `e` enum, `str` length and
+// bytes; `ints`, `ids` and `clock` a count, then that many values.
+template <class C> void visit_fields(C& c, OpRef& o) {
+  c.i(o.rank); c.u(o.seq); c.str(o.kind); c.str(o.name); c.u(o.stream); c.b(o.on_host);
+  c.str(o.stream_name); c.str(o.nvtx); c.e(o.role); c.u(o.start_ns); c.u(o.end_ns);
+}
+template <class C> void visit_fields(C& c, Finding& f) {
+  c.e(f.kind); c.str(f.key); c.str(f.title);
+  visit_fields(c, f.first);
+  visit_fields(c, f.second);
+  c.str(f.buffer.name); c.u(f.buffer.alloc_base); c.u(f.buffer.alloc_bytes); c.u(f.buffer.offset);
+  c.u(f.buffer.bytes); c.u(f.buffer.allocation); c.u(f.buffer.allocation_bytes); c.b(f.buffer.caching_allocator);
+  c.i(f.sync_rank); c.u(f.sync_seq); c.str(f.missing_order); c.u(f.occurrences); c.ints(f.ranks);
+  c.e(f.tier); c.b(f.exact); c.str(f.detail);
+}
+template <class C> void visit_fields(C& c, TraceSummary& s) {
+  c.str(s.path); c.i(s.rank); c.u(s.records); c.u(s.operations); c.b(s.truncated); c.str(s.truncation);
+  c.u(s.records_lost); c.u(s.dropped_records); c.u(s.exact_tier_pointer_only);
+}
+template <class C> void visit_fields(C& c, PostRecord& p) {
+  c.u(p.index);
+  trace::Nccl& n = p.call;
+  c.e(n.kind); c.u(n.count); c.u(n.nranks); c.u(n.rank); c.i(n.peer); c.u(n.comm); c.u(n.comm_seq);
+  c.u(n.op.seq);  // names the call in an error about irregular input
+  c.clock(p.start);
+  c.ids(p.known);
+}
+
+// The writer's codec: every field as a 64-bit value.
+struct Put {
+  Writer& w;
+  template <class T> void u(const T& v) { w.u64(v); }
+  template <class T> void i(const T& v) { w.u64(uint64_t(int64_t(v))); }
+  void b(bool v) { w.u64(v); }
+  template <class T> void e(const T& v) { w.u64(uint64_t(v)); }
+  void str(const std::string& s) { w.str(s); }
+  void ints(const std::vector<int>& v) {
+    w.u64(v.size());
+    for (int x : v) i(x);
+  }
+  void ids(const std::vector<uint64_t>& v) {
+    w.u64(v.size());
+    for (uint64_t x : v) w.u64(x);
+  }
+  void clock(const VectorClock& c) {
+    w.u64(c.size());
+    for (size_t k = 0; k < c.size(); ++k) w.u64(c.data()[k]);
+  }
+};
+
+// The reader's codec: each value back to its field's type.
+struct Get {
+  Reader& r;
+  template <class T> void u(T& v) { v = T(r.u64()); }
+  template <class T> void i(T& v) { v = T(int64_t(r.u64())); }
+  void b(bool& v) { v = r.u64() != 0; }
+  template <class T> void e(T& v) { v = T(r.u64()); }
+  void str(std::string& s) { s = r.str(); }
+  void ints(std::vector<int>& v) {
+    const uint64_t n = r.u64();
+    for (uint64_t k = 0; k < n; ++k) v.push_back(int(int64_t(r.u64())));
+  }
+  void ids(std::vector<uint64_t>& v) {
+    const uint64_t n = r.u64();
+    for (uint64_t k = 0; k < n; ++k) v.push_back(r.u64());
+  }
+  void clock(VectorClock& c) {
+    const uint64_t n = r.u64();
+    for (uint64_t k = 0; k < n; ++k) c.set(TimelineId(k), ClockValue(r.u64()));
+  }
+};
+
+// Writing only reads the message: the one field list takes it as non-const.
+template <class M> void put(Writer& w, const M& m) {
+  Put c{w};
+  visit_fields(c, const_cast<M&>(m));
+}
+template <class M> M get(Reader& r) {
+  M m;
+  Get c{r};
+  visit_fields(c, m);
+  return m;
+}
+
+}  // namespace
 
 void Writer::u64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
@@ -12,90 +102,9 @@ void Writer::str(const std::string& s) {
   out_ += s;
 }
 
-void Writer::post(const PostRecord& p) {
-  u64(p.index);
-  const trace::Nccl& n = p.call;
-  u64(uint64_t(n.kind));
-  u64(n.count);
-  u64(n.nranks);
-  u64(n.rank);
-  u64(uint64_t(int64_t(n.peer)));
-  u64(n.comm);
-  u64(n.comm_seq);
-  u64(n.op.seq);  // names the call in an error about irregular input
-  u64(p.start.size());
-  for (size_t i = 0; i < p.start.size(); ++i) u64(p.start.data()[i]);
-  u64(p.known.size());
-  for (uint64_t id : p.known) u64(id);
-}
-
-namespace {
-void op(Writer& w, const OpRef& o) {
-  w.u64(uint64_t(int64_t(o.rank)));
-  w.u64(o.seq);
-  w.str(o.kind);
-  w.str(o.name);
-  w.u64(o.stream);
-  w.u64(o.on_host);
-  w.str(o.stream_name);
-  w.str(o.nvtx);
-  w.u64(uint64_t(o.role));
-  w.u64(o.start_ns);
-  w.u64(o.end_ns);
-}
-OpRef op(Reader& r) {
-  OpRef o;
-  o.rank = int(int64_t(r.u64()));
-  o.seq = r.u64();
-  o.kind = r.str();
-  o.name = r.str();
-  o.stream = trace::StreamId(r.u64());
-  o.on_host = r.u64();
-  o.stream_name = r.str();
-  o.nvtx = r.str();
-  o.role = trace::AccessMode(r.u64());
-  o.start_ns = r.u64();
-  o.end_ns = r.u64();
-  return o;
-}
-}  // namespace
-
-void Writer::finding(const Finding& f) {
-  u64(uint64_t(f.kind));
-  str(f.key);
-  str(f.title);
-  op(*this, f.first);
-  op(*this, f.second);
-  str(f.buffer.name);
-  u64(f.buffer.alloc_base);
-  u64(f.buffer.alloc_bytes);
-  u64(f.buffer.offset);
-  u64(f.buffer.bytes);
-  u64(f.buffer.allocation);
-  u64(f.buffer.allocation_bytes);
-  u64(f.buffer.caching_allocator);
-  u64(uint64_t(int64_t(f.sync_rank)));
-  u64(f.sync_seq);
-  str(f.missing_order);
-  u64(f.occurrences);
-  u64(f.ranks.size());
-  for (int r : f.ranks) u64(uint64_t(int64_t(r)));
-  u64(uint64_t(f.tier));
-  u64(f.exact);
-  str(f.detail);
-}
-
-void Writer::summary(const TraceSummary& s) {
-  str(s.path);
-  u64(uint64_t(int64_t(s.rank)));
-  u64(s.records);
-  u64(s.operations);
-  u64(s.truncated);
-  str(s.truncation);
-  u64(s.records_lost);
-  u64(s.dropped_records);
-  u64(s.exact_tier_pointer_only);
-}
+void Writer::post(const PostRecord& p) { put(*this, p); }
+void Writer::finding(const Finding& f) { put(*this, f); }
+void Writer::summary(const TraceSummary& s) { put(*this, s); }
 
 uint64_t Reader::u64() {
   if (at_ + 8 > in_.size()) throw std::runtime_error("sharded check: short message from a peer process");
@@ -113,64 +122,8 @@ std::string Reader::str() {
   return s;
 }
 
-PostRecord Reader::post() {
-  PostRecord p;
-  p.index = uint32_t(u64());
-  trace::Nccl& n = p.call;
-  n.kind = trace::NcclKind(u64());
-  n.count = u64();
-  n.nranks = uint32_t(u64());
-  n.rank = uint32_t(u64());
-  n.peer = int32_t(int64_t(u64()));
-  n.comm = u64();
-  n.comm_seq = u64();
-  n.op.seq = u64();
-  const uint64_t size = u64();
-  for (uint64_t i = 0; i < size; ++i) p.start.set(TimelineId(i), ClockValue(u64()));
-  const uint64_t known = u64();
-  for (uint64_t i = 0; i < known; ++i) p.known.push_back(u64());
-  return p;
-}
-
-Finding Reader::finding() {
-  Finding f;
-  f.kind = FindingKind(u64());
-  f.key = str();
-  f.title = str();
-  f.first = op(*this);
-  f.second = op(*this);
-  f.buffer.name = str();
-  f.buffer.alloc_base = u64();
-  f.buffer.alloc_bytes = u64();
-  f.buffer.offset = u64();
-  f.buffer.bytes = u64();
-  f.buffer.allocation = u64();
-  f.buffer.allocation_bytes = u64();
-  f.buffer.caching_allocator = u64() != 0;
-  f.sync_rank = decltype(f.sync_rank)(int64_t(u64()));
-  f.sync_seq = u64();
-  f.missing_order = str();
-  f.occurrences = u64();
-  const uint64_t ranks = u64();
-  for (uint64_t i = 0; i < ranks; ++i) f.ranks.push_back(int(int64_t(u64())));
-  f.tier = trace::FootprintTier(u64());
-  f.exact = u64();
-  f.detail = str();
-  return f;
-}
-
-TraceSummary Reader::summary() {
-  TraceSummary s;
-  s.path = str();
-  s.rank = int(int64_t(u64()));
-  s.records = u64();
-  s.operations = u64();
-  s.truncated = u64();
-  s.truncation = str();
-  s.records_lost = u64();
-  s.dropped_records = u64();
-  s.exact_tier_pointer_only = u64();
-  return s;
-}
+PostRecord Reader::post() { return get<PostRecord>(*this); }
+Finding Reader::finding() { return get<Finding>(*this); }
+TraceSummary Reader::summary() { return get<TraceSummary>(*this); }
 
 }  // namespace streamhaz::analysis::wire

@@ -1,5 +1,6 @@
 // What the processes of a sharded check send each other, as bytes: collective posts in the
 // rounds, findings and trace summaries at the end. Both ends are this build (no versioning).
+// Each message's fields are listed once (visit_fields in wire.cpp), for writing and reading.
 #pragma once
 
 #include <cstdint>

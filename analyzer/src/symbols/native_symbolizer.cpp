@@ -2,9 +2,7 @@
 // (frames then print as module+offset).
 #include "symbols/native_symbolizer.h"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
+#include "symbols/demangle.h"
 
 #ifdef STREAMHAZ_HAVE_LIBDW
 #include <elfutils/libdwfl.h>
@@ -13,14 +11,10 @@
 namespace streamhaz::analysis {
 namespace {
 
-[[maybe_unused]] std::string demangle(const char* name) {
+// A native function's name as reports show it: demangled where it can be, else as it is.
+[[maybe_unused]] std::string function_name(const char* name) {
   if (!name) return {};
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || !out) return name;
-  std::string text = out;
-  std::free(out);
-  return text;
+  return demangle_symbol(name).value_or(name);
 }
 
 }  // namespace
@@ -87,7 +81,7 @@ std::optional<SourceLocation> NativeSymbolizer::lookup(const std::string& module
   if (!m->module) return std::nullopt;
   const Dwarf_Addr addr = m->bias + offset - 1;  // the call instruction, not the return address
   SourceLocation loc;
-  loc.function = demangle(dwfl_module_addrname(m->module, addr));
+  loc.function = function_name(dwfl_module_addrname(m->module, addr));
   if (Dwfl_Line* line = dwfl_module_getsrc(m->module, addr)) {
     Dwarf_Addr line_addr = 0;
     int lineno = 0, column = 0;

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "engine/footprint.h"
+#include "model/footprint.h"
 #include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/analysis/nvtx_path.h"
 #include "model/op_stamp.h"

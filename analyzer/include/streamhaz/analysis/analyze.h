@@ -13,16 +13,10 @@
 #include <vector>
 
 #include "streamhaz/analysis/finding.h"
+#include "streamhaz/analysis/sync_site_ids.h"
 #include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
-
-// A synchronisation instance's site, and the group of sites removed together it belongs to (the
-// minimal synchronisation's: every synchronisation it may replace), numbered from 1; 0: none.
-struct SyncSiteIds {
-  uint32_t site = 0;
-  uint32_t group = 0;
-};
 
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;

@@ -1,22 +1,13 @@
 #include "streamhaz/analysis/kernel_name.h"
 
-#include <cxxabi.h>
+#include <optional>
 
-#include <cstdlib>
-#include <memory>
+#include "symbols/demangle.h"
 
 namespace streamhaz::analysis {
 namespace {
 
 constexpr size_t kMaxChars = 160;
-
-std::string demangled(std::string_view mangled) {
-  int status = 0;
-  const std::string name(mangled);
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                                  &std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string();
-}
 
 // "f<int>(float*, int)" -> "f<int>": the parenthesised list that ends the name, if any.
 std::string_view without_parameters(std::string_view s) {
@@ -51,9 +42,9 @@ std::string fold_nested_templates(std::string_view s) {
 
 std::string readable_kernel_name(std::string_view mangled) {
   if (!mangled.starts_with("_Z")) return std::string(mangled);
-  std::string full = demangled(mangled);
-  if (full.empty()) return std::string(mangled);
-  std::string_view s = full;
+  const std::optional<std::string> full = demangle(mangled);
+  if (!full) return std::string(mangled);
+  std::string_view s = *full;
   if (s.starts_with("void ")) s.remove_prefix(5);  // kernels return void
   std::string name = fold_nested_templates(without_parameters(s));
   if (name.size() > kMaxChars) name = name.substr(0, kMaxChars - 3) + "...";

@@ -8,9 +8,6 @@
 
 namespace streamhaz::analysis {
 
-// abi::__cxa_demangle; nullopt when `mangled` is not an Itanium C++ name (extern "C" kernels).
-std::optional<std::string> demangle(std::string_view mangled);
-
 // A demangled function name taken apart: "void ns::(anonymous namespace)::k<4>(float*, long)"
 // gives qualified "ns::k" (anonymous namespaces dropped), params "float*, long", templated.
 struct FunctionName {

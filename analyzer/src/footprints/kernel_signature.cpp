@@ -1,10 +1,6 @@
-#include "footprints/kernel_name.h"
-
-#include <cxxabi.h>
+#include "footprints/kernel_signature.h"
 
 #include <cctype>
-#include <cstdlib>
-#include <memory>
 
 namespace streamhaz::analysis {
 
@@ -38,16 +34,6 @@ size_t matching_open(std::string_view s, size_t close, char open_ch, char close_
 }
 
 }  // namespace
-
-std::optional<std::string> demangle(std::string_view mangled) {
-  if (mangled.size() < 2 || mangled[0] != '_' || mangled[1] != 'Z') return std::nullopt;
-  int status = 0;
-  std::string copy(mangled);
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(copy.c_str(), nullptr, nullptr, &status),
-                                             std::free);
-  if (status != 0 || !out) return std::nullopt;
-  return std::string(out.get());
-}
 
 std::string normalise_types(std::string_view types) {
   std::string in = drop_anonymous(types);

@@ -1,4 +1,4 @@
-#include "engine/footprint.h"
+#include "model/footprint.h"
 
 namespace streamhaz::analysis {
 
