@@ -1,6 +1,6 @@
 // What a clock knows of other ranks, one entry at a time: a frontier, or the promise of one.
 // A rank that runs ahead of a collective (it takes the call before every rank has reached it,
-// rank_engine.cpp) notes a receipt whose frontier is not built yet; the matcher keeps the
+// rank_engine_nccl.cpp) notes a receipt whose frontier is not built yet; the matcher keeps the
 // promise when the collective resolves. Until then the promise travels like a frontier: into
 // the rank's events, other streams and later posts, and a later collective that names an
 // unkept promise resolves only after it (collective_matcher.cpp).

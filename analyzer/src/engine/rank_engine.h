@@ -2,7 +2,11 @@
 // keeps a vector clock per stream and per host timeline (over this rank's own timelines, or
 // over every rank's in the dense reference mode), turns every operation's footprint
 // into shadow-memory accesses and reports unordered conflicts to the finding collector.
-// docs/analysis.md states each rule and why its edge is sound.
+// docs/analysis.md states each rule and why its edge is sound. Its members live in files by
+// topic: rank_engine.cpp (construction, the record loop), rank_engine_streams.cpp,
+// rank_engine_events.cpp, rank_engine_operations.cpp, rank_engine_nccl.cpp (collectives,
+// running ahead), rank_engine_memory.cpp (allocations, footprints, shadow memory) and
+// rank_engine_report.cpp (what a finding says).
 #pragma once
 
 #include <array>
