@@ -120,6 +120,7 @@ struct Replayer::Impl {
   Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting,
                     const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr);
   void step_times(Schedule& s) const;
+  class Simulation;  // below
   bool scales(const DurationScale& s, size_t ri, const OpParams& p) const;  // does `s` act on `p`?
   double scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const;
   std::string stream_label(size_t ri, trace::StreamId s) const {
@@ -249,12 +250,43 @@ struct StreamSim {
 
 // One pass over every rank's records. Fitting (measured times known) sets the host gaps and
 // launch delays; otherwise the times follow from the model. Collectives join the ranks.
-Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
-                                  bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier) {
-  Schedule out;
-  const size_t n = records.size();
-  out.ops.resize(n);
-  out.syncs.resize(n);
+// One simulation of a run (the fit, the run as traced, or an edited one). Each rank's records are
+// played in order, as RankEngine applies them, until the rank ends or blocks on a collective; the
+// ranks take turns until every one has ended.
+class Replayer::Impl::Simulation {
+ public:
+  Simulation(Impl& impl, const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
+             bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier)
+      : impl_(impl), records_(records), scales_(scales), fitting_(fitting), no_barrier_(no_barrier),
+        sims_(records.size()) {
+    out_.ops.resize(records.size());
+    out_.syncs.resize(records.size());
+    for (Sim& s : sims_) s.host = impl_.t0;
+  }
+
+  Schedule run() {
+    for (;;) {
+      bool moved = false, live = false;
+      for (size_t ri = 0; ri < sims_.size(); ++ri) {
+        Sim& sim = sims_[ri];
+        if (sim.done) continue;
+        live = true;
+        if (sim.blocked) {
+          auto& c = colls_[sim.key];
+          if (!c.resolved) continue;
+          resume(ri, c);
+          moved = true;
+        }
+        moved = advance(ri) || moved;
+      }
+      if (!live) break;
+      if (!moved) end_unreached_collectives();
+    }
+    impl_.step_times(out_);
+    return std::move(out_);
+  }
+
+ private:
   struct Sim {
     size_t pos = 0;
     int64_t host = 0;
@@ -267,53 +299,51 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
     trace::StreamId stream = 0;
     bool barrier = true;
   };
-  std::vector<Sim> sims(n);
-  for (Sim& s : sims) s.host = t0;
   struct Coll {
     std::map<size_t, std::pair<int64_t, uint64_t>> starts;  // rank index -> start, seq
     uint32_t nranks = 1;
     bool resolved = false;
     int64_t last = kNone;
   };
-  std::map<CollectiveKey, Coll> colls;
 
   // A legacy-stream operation waits for the blocking streams of its device and they wait for
   // it (`barrier`), unless a what-if dropped that barrier.
-  auto ready_of = [&](size_t ri, Sim& sim, trace::StreamId id, bool barrier) {
+  int64_t ready_of(size_t ri, Sim& sim, trace::StreamId id, bool barrier) {
     StreamSim& st = sim.streams[id];
     int64_t ready = std::max({st.tail, st.floor, st.legacy_floor});
-    const StreamInfo& info = ranks[ri].streams[id];
+    const StreamInfo& info = impl_.ranks[ri].streams[id];
     if (info.legacy() && barrier)
       for (auto& [other, os] : sim.streams) {
-        const StreamInfo& oi = ranks[ri].streams[other];
+        const StreamInfo& oi = impl_.ranks[ri].streams[other];
         if (oi.blocking() && oi.device == info.device) ready = std::max({ready, os.tail, os.floor});
       }
     return ready;
-  };
-  auto finish_op = [&](size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end, bool barrier) {
+  }
+
+  void finish_op(size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end, bool barrier) {
     StreamSim& st = sim.streams[id];
     st.tail = end;
     st.floor = st.legacy_floor = kNone;
-    out.ops[ri][seq].end = end;
-    const StreamInfo& info = ranks[ri].streams[id];
+    out_.ops[ri][seq].end = end;
+    const StreamInfo& info = impl_.ranks[ri].streams[id];
     if (info.legacy() && barrier)
       for (auto& [other, os] : sim.streams) {
-        const StreamInfo& oi = ranks[ri].streams[other];
+        const StreamInfo& oi = impl_.ranks[ri].streams[other];
         if (oi.blocking() && oi.device == info.device) os.legacy_floor = std::max(os.legacy_floor, end);
       }
-  };
-  auto device_tail = [&](size_t ri, Sim& sim, uint32_t device, bool any_device) {
+  }
+
+  int64_t device_tail(size_t ri, Sim& sim, uint32_t device, bool any_device) {
     int64_t t = kNone;
     for (auto& [id, st] : sim.streams)
-      if (any_device || ranks[ri].streams[id].device == device) t = std::max({t, st.tail, st.floor});
+      if (any_device || impl_.ranks[ri].streams[id].device == device) t = std::max({t, st.tail, st.floor});
     return t;
-  };
+  }
 
   // Runs rank `ri` until it ends or blocks on a collective; true if it moved.
-  auto advance = [&](size_t ri) {
-    Sim& sim = sims[ri];
-    RankInfo& info = ranks[ri];
-    const auto& recs = records[ri].records;
+  bool advance(size_t ri) {
+    Sim& sim = sims_[ri];
+    const auto& recs = records_[ri].records;
     bool moved = false;
     while (!sim.blocked && sim.pos < recs.size()) {
       const trace::Record& r = recs[sim.pos++];
@@ -324,155 +354,180 @@ Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const
         else return 0;
       }, r);
       if (!seq) {  // no API call (strings, names, accesses, timings) or an added record
-        if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
-          StreamSim& st = sim.streams[e->stream];
-          if (!st.capturing) sim.events[e->event] = std::max({st.tail, st.floor, sim.host});
-        } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
-          if (auto it = sim.events.find(w->event); it != sim.events.end()) {
-            StreamSim& st = sim.streams[w->stream];
-            out.syncs[ri][0] = {sim.host, it->second, std::max(st.tail, st.floor)};
-            st.floor = std::max(st.floor, it->second);
-          }
-        }
+        on_added(ri, sim, r);
         continue;
       }
-      auto gap_it = info.gap.find(seq);
-      const int64_t issue = sim.host + (gap_it != info.gap.end() ? gap_it->second : 0);
-      sim.host = issue;
-      if (const trace::OpCommon* op = trace::op_common(r)) {
-        StreamSim& st = sim.streams[op->stream];
-        if (st.capturing) continue;  // runs at its graph's launch
-        OpParams& p = info.ops[op->seq];
-        const bool barrier = !no_barrier || !no_barrier->count({records[ri].rank, op->seq});
-        int64_t ready = ready_of(ri, sim, op->stream, barrier);
-        if (info.streams[op->stream].legacy()) {
-          // The barrier as a synchronisation: when the blocking streams released the operation.
-          const int64_t own = ready_of(ri, sim, op->stream, false);
-          out.syncs[ri][op->seq] = {sim.host, ready_of(ri, sim, op->stream, true), own};
-        }
-        // A synchronous copy from pageable memory: the stream is drained before the copy.
-        const auto* copy = std::get_if<trace::Memcpy>(&r);
-        const bool sync_copy = copy && (copy->flags & trace::kMemSync);
-        if (sync_copy && copy->kind == trace::MemcpyKind::HostToDevice && (copy->flags & trace::kMemPageableHost))
-          sim.host = std::max(sim.host, ready);
-        OpTime& t = out.ops[ri][op->seq];
-        t.issue = sim.host;
-        t.ready = ready;
-        const int64_t base = std::max(ready, sim.host);
-        if (fitting && p.timed) {
-          const Measured m = info.timing[op->seq];
-          const int64_t slack = m.start - base;
-          const uint32_t device = info.streams[op->stream].device;
-          if (slack > options.host_gap_threshold_ns && !info.busy[device].busy(base, m.start)) {
-            info.gap[op->seq] = m.start - (issue - (gap_it != info.gap.end() ? gap_it->second : 0));
-            sim.host = t.issue = m.start;  // the GPU sat idle: the host issued it late
-            p.delay = 0;
-          } else {
-            p.delay = slack;  // waited on the GPU (launch latency, other streams' kernels)
-          }
-          t.start = m.start;
-          finish_op(ri, sim, op->stream, op->seq, m.end, true);
-        } else {
-          t.start = base + p.delay;
-          const double f = scale_of(ri, p, scales);
-          if (p.collective && !fitting) {
-            Coll& c = colls[CollectiveKey{p.comm, p.comm_seq}];
-            c.nranks = p.nranks;
-            c.starts[ri] = {t.start, op->seq};
-            sim.blocked = true;
-            sim.key = CollectiveKey{p.comm, p.comm_seq};
-            sim.seq = op->seq;
-            sim.stream = op->stream;
-            sim.barrier = barrier;
-            if (c.starts.size() >= c.nranks) {
-              c.resolved = true;
-              for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
-            }
-          } else {
-            finish_op(ri, sim, op->stream, op->seq, t.start + std::llround(static_cast<double>(p.duration) * f), barrier);
-          }
-        }
-        if (sync_copy && !sim.blocked) {
-          const auto k = copy->kind;
-          if (k == trace::MemcpyKind::DeviceToHost || k == trace::MemcpyKind::HostToHost ||
-              k == trace::MemcpyKind::Default ||
-              (k == trace::MemcpyKind::HostToDevice && !(copy->flags & trace::kMemPageableHost)))
-            sim.host = std::max(sim.host, out.ops[ri][op->seq].end);
-        }
-        continue;
-      }
-      std::visit([&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, trace::EventRecord>) {
-          StreamSim& st = sim.streams[x.stream];
-          if (!st.capturing) sim.events[x.event] = std::max({st.tail, st.floor, sim.host});
-        } else if constexpr (std::is_same_v<T, trace::EventWait>) {
-          auto it = sim.events.find(x.event);
-          StreamSim& st = sim.streams[x.stream];
-          const int64_t tail = std::max(st.tail, st.floor);
-          out.syncs[ri][x.seq] = {sim.host, it != sim.events.end() ? it->second : kNone, tail};
-          if (it != sim.events.end() && !st.capturing) st.floor = std::max(st.floor, it->second);
-        } else if constexpr (std::is_same_v<T, trace::EventSync>) {
-          auto it = sim.events.find(x.event);
-          const int64_t call = sim.host;
-          if (it != sim.events.end()) sim.host = std::max(sim.host, it->second);
-          out.syncs[ri][x.seq] = {call, sim.host, 0};
-        } else if constexpr (std::is_same_v<T, trace::StreamSync>) {
-          const int64_t call = sim.host;
-          StreamSim& st = sim.streams[x.stream];
-          sim.host = std::max({sim.host, st.tail, st.floor});
-          out.syncs[ri][x.seq] = {call, sim.host, 0};
-        } else if constexpr (std::is_same_v<T, trace::DeviceSync>) {
-          const int64_t call = sim.host;
-          sim.host = std::max(sim.host, device_tail(ri, sim, x.device, false));
-          out.syncs[ri][x.seq] = {call, sim.host, 0};
-        } else if constexpr (std::is_same_v<T, trace::Free>) {
-          if (x.kind == trace::AllocKind::Device || x.kind == trace::AllocKind::Managed)
-            sim.host = std::max(sim.host, device_tail(ri, sim, 0, true));
-        } else if constexpr (std::is_same_v<T, trace::CaptureBegin>) {
-          sim.streams[x.stream].capturing = true;
-        } else if constexpr (std::is_same_v<T, trace::CaptureEnd>) {
-          sim.streams[x.stream].capturing = false;
-        }
-      }, r);
+      const auto gap_it = impl_.ranks[ri].gap.find(seq);
+      const int64_t host_before = sim.host;
+      sim.host += gap_it != impl_.ranks[ri].gap.end() ? gap_it->second : 0;
+      if (const trace::OpCommon* op = trace::op_common(r)) on_operation(ri, sim, r, *op, host_before);
+      else on_call(ri, sim, r);
     }
     if (!sim.blocked && sim.pos >= recs.size()) sim.done = true;
     return moved;
-  };
+  }
 
-  auto resume = [&](size_t ri, const Coll& c) {
-    Sim& sim = sims[ri];
-    const OpParams& p = ranks[ri].ops[sim.seq];
-    const int64_t end = c.last + std::llround(static_cast<double>(p.own) * scale_of(ri, p, scales));
-    finish_op(ri, sim, sim.stream, sim.seq, std::max(end, out.ops[ri][sim.seq].start), sim.barrier);
-    sim.blocked = false;
-  };
-
-  for (;;) {
-    bool moved = false, live = false;
-    for (size_t ri = 0; ri < n; ++ri) {
-      Sim& sim = sims[ri];
-      if (sim.done) continue;
-      live = true;
-      if (sim.blocked) {
-        auto& c = colls[sim.key];
-        if (!c.resolved) continue;
-        resume(ri, c);
-        moved = true;
+  // Event records and waits a what-if added (they carry no seq).
+  void on_added(size_t ri, Sim& sim, const trace::Record& r) {
+    if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
+      StreamSim& st = sim.streams[e->stream];
+      if (!st.capturing) sim.events[e->event] = std::max({st.tail, st.floor, sim.host});
+    } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
+      if (auto it = sim.events.find(w->event); it != sim.events.end()) {
+        StreamSim& st = sim.streams[w->stream];
+        out_.syncs[ri][0] = {sim.host, it->second, std::max(st.tail, st.floor)};
+        st.floor = std::max(st.floor, it->second);
       }
-      moved = advance(ri) || moved;
-    }
-    if (!live) break;
-    if (!moved) {  // a collective some rank never reaches: end it with the starts known
-      for (auto& [key, c] : colls)
-        if (!c.resolved && !c.starts.empty()) {
-          c.resolved = true;
-          for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
-        }
     }
   }
-  step_times(out);
-  return out;
+
+  // An operation issued at sim.host (`host_before` plus its gap): when it is ready, starts and
+  // ends, or, for a collective, the rank blocks until every rank has started it.
+  void on_operation(size_t ri, Sim& sim, const trace::Record& r, const trace::OpCommon& op, int64_t host_before) {
+    RankInfo& info = impl_.ranks[ri];
+    StreamSim& st = sim.streams[op.stream];
+    if (st.capturing) return;  // runs at its graph's launch
+    OpParams& p = info.ops[op.seq];
+    const bool barrier = !no_barrier_ || !no_barrier_->count({records_[ri].rank, op.seq});
+    const int64_t ready = ready_of(ri, sim, op.stream, barrier);
+    if (info.streams[op.stream].legacy()) {
+      // The barrier as a synchronisation: when the blocking streams released the operation.
+      const int64_t own = ready_of(ri, sim, op.stream, false);
+      out_.syncs[ri][op.seq] = {sim.host, ready_of(ri, sim, op.stream, true), own};
+    }
+    // A synchronous copy from pageable memory: the stream is drained before the copy.
+    const auto* copy = std::get_if<trace::Memcpy>(&r);
+    const bool sync_copy = copy && (copy->flags & trace::kMemSync);
+    if (sync_copy && copy->kind == trace::MemcpyKind::HostToDevice && (copy->flags & trace::kMemPageableHost))
+      sim.host = std::max(sim.host, ready);
+    OpTime& t = out_.ops[ri][op.seq];
+    t.issue = sim.host;
+    t.ready = ready;
+    const int64_t base = std::max(ready, sim.host);
+    if (fitting_ && p.timed) {
+      fit_operation(ri, sim, op, p, t, base, host_before);
+    } else {
+      t.start = base + p.delay;
+      if (p.collective && !fitting_) {
+        join_collective(ri, sim, op, p, t.start, barrier);
+      } else {
+        const double f = impl_.scale_of(ri, p, scales_);
+        finish_op(ri, sim, op.stream, op.seq, t.start + std::llround(static_cast<double>(p.duration) * f), barrier);
+      }
+    }
+    if (sync_copy && !sim.blocked) {
+      const auto k = copy->kind;
+      if (k == trace::MemcpyKind::DeviceToHost || k == trace::MemcpyKind::HostToHost ||
+          k == trace::MemcpyKind::Default ||
+          (k == trace::MemcpyKind::HostToDevice && !(copy->flags & trace::kMemPageableHost)))
+        sim.host = std::max(sim.host, out_.ops[ri][op.seq].end);
+    }
+  }
+
+  // The fit: a timed operation runs as measured; the wait before its start is a host gap where
+  // the GPU sat idle (the host issued it late), else its launch delay.
+  void fit_operation(size_t ri, Sim& sim, const trace::OpCommon& op, OpParams& p, OpTime& t, int64_t base,
+                     int64_t host_before) {
+    RankInfo& info = impl_.ranks[ri];
+    const Measured m = info.timing[op.seq];
+    const int64_t slack = m.start - base;
+    const uint32_t device = info.streams[op.stream].device;
+    if (slack > impl_.options.host_gap_threshold_ns && !info.busy[device].busy(base, m.start)) {
+      info.gap[op.seq] = m.start - host_before;
+      sim.host = t.issue = m.start;
+      p.delay = 0;
+    } else {
+      p.delay = slack;  // waited on the GPU (launch latency, other streams' kernels)
+    }
+    t.start = m.start;
+    finish_op(ri, sim, op.stream, op.seq, m.end, true);
+  }
+
+  void join_collective(size_t ri, Sim& sim, const trace::OpCommon& op, const OpParams& p, int64_t start, bool barrier) {
+    Coll& c = colls_[CollectiveKey{p.comm, p.comm_seq}];
+    c.nranks = p.nranks;
+    c.starts[ri] = {start, op.seq};
+    sim.blocked = true;
+    sim.key = CollectiveKey{p.comm, p.comm_seq};
+    sim.seq = op.seq;
+    sim.stream = op.stream;
+    sim.barrier = barrier;
+    if (c.starts.size() >= c.nranks) {
+      c.resolved = true;
+      for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
+    }
+  }
+
+  // Event records and waits, host synchronisations, frees, captures.
+  void on_call(size_t ri, Sim& sim, const trace::Record& r) {
+    std::visit([&](const auto& x) {
+      using T = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<T, trace::EventRecord>) {
+        StreamSim& st = sim.streams[x.stream];
+        if (!st.capturing) sim.events[x.event] = std::max({st.tail, st.floor, sim.host});
+      } else if constexpr (std::is_same_v<T, trace::EventWait>) {
+        auto it = sim.events.find(x.event);
+        StreamSim& st = sim.streams[x.stream];
+        const int64_t tail = std::max(st.tail, st.floor);
+        out_.syncs[ri][x.seq] = {sim.host, it != sim.events.end() ? it->second : kNone, tail};
+        if (it != sim.events.end() && !st.capturing) st.floor = std::max(st.floor, it->second);
+      } else if constexpr (std::is_same_v<T, trace::EventSync>) {
+        auto it = sim.events.find(x.event);
+        const int64_t call = sim.host;
+        if (it != sim.events.end()) sim.host = std::max(sim.host, it->second);
+        out_.syncs[ri][x.seq] = {call, sim.host, 0};
+      } else if constexpr (std::is_same_v<T, trace::StreamSync>) {
+        const int64_t call = sim.host;
+        StreamSim& st = sim.streams[x.stream];
+        sim.host = std::max({sim.host, st.tail, st.floor});
+        out_.syncs[ri][x.seq] = {call, sim.host, 0};
+      } else if constexpr (std::is_same_v<T, trace::DeviceSync>) {
+        const int64_t call = sim.host;
+        sim.host = std::max(sim.host, device_tail(ri, sim, x.device, false));
+        out_.syncs[ri][x.seq] = {call, sim.host, 0};
+      } else if constexpr (std::is_same_v<T, trace::Free>) {
+        if (x.kind == trace::AllocKind::Device || x.kind == trace::AllocKind::Managed)
+          sim.host = std::max(sim.host, device_tail(ri, sim, 0, true));
+      } else if constexpr (std::is_same_v<T, trace::CaptureBegin>) {
+        sim.streams[x.stream].capturing = true;
+      } else if constexpr (std::is_same_v<T, trace::CaptureEnd>) {
+        sim.streams[x.stream].capturing = false;
+      }
+    }, r);
+  }
+
+  // A collective every rank has started: the blocked rank's part ends its own duration after
+  // the last start.
+  void resume(size_t ri, const Coll& c) {
+    Sim& sim = sims_[ri];
+    const OpParams& p = impl_.ranks[ri].ops[sim.seq];
+    const int64_t end = c.last + std::llround(static_cast<double>(p.own) * impl_.scale_of(ri, p, scales_));
+    finish_op(ri, sim, sim.stream, sim.seq, std::max(end, out_.ops[ri][sim.seq].start), sim.barrier);
+    sim.blocked = false;
+  }
+
+  // No rank moved: a collective some rank never reaches ends with the starts known.
+  void end_unreached_collectives() {
+    for (auto& [key, c] : colls_)
+      if (!c.resolved && !c.starts.empty()) {
+        c.resolved = true;
+        for (const auto& [rj, s] : c.starts) c.last = std::max(c.last, s.first);
+      }
+  }
+
+  Impl& impl_;
+  const std::vector<RankRecords>& records_;
+  const std::vector<DurationScale>* scales_;
+  const bool fitting_;
+  const std::set<std::pair<int, uint64_t>>* no_barrier_;
+  Schedule out_;
+  std::vector<Sim> sims_;
+  std::map<CollectiveKey, Coll> colls_;
+};
+
+Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
+                                  bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier) {
+  return Simulation(*this, records, scales, fitting, no_barrier).run();
 }
 
 void Replayer::Impl::step_times(Schedule& s) const {
