@@ -22,6 +22,7 @@
 #include "engine/collective_matcher.h"
 #include "engine/engine_options.h"
 #include "findings/finding_collector.h"
+#include "model/stream_kind.h"
 #include "footprints/kernel_summary.h"
 #include "model/address_book.h"
 #include "model/footprint.h"
@@ -89,8 +90,8 @@ class RankEngine {
     // `clock` until then: synchronising with this stream promises nothing about legacy work
     // issued after its last command.
     VectorClock legacy_pending;
-    bool legacy() const { return flags & trace::kStreamLegacyDefault; }
-    bool blocking() const { return !(flags & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault)); }
+    bool legacy() const { return legacy_stream(flags); }
+    bool blocking() const { return blocking_stream(flags); }
   };
   struct EventState {
     VectorClock clock;

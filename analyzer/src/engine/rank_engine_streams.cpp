@@ -40,7 +40,7 @@ uint32_t RankEngine::slot_of_any(trace::StreamId id) {
   if (const StreamState* s = known_stream(id)) return static_cast<uint32_t>(s - streams_.data());
   // A stream used without a creation record: handle 0 is the legacy stream, anything else
   // is taken as an ordinary blocking stream of device 0.
-  return new_slot(id, 0, id == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u, true);
+  return new_slot(id, 0, uncreated_stream_flags(id), true);
 }
 
 RankEngine::EventState& RankEngine::event(trace::EventId id) {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "model/stack_table.h"
+#include "model/stream_kind.h"
 #include "symbols/native_symbolizer.h"
 #include "streamhaz/trace/reader.h"
 
@@ -129,8 +130,7 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
     if (auto it = stack_of.find(st.created_seq); st.created_seq && it != stack_of.end()) ++made_by[it->second];
   for (auto& [id, origins] : wants.streams) {
     auto st = streams.find(id);
-    if (st == streams.end() || st->second.flags & (trace::kStreamLegacyDefault | trace::kStreamPerThreadDefault))
-      continue;  // default streams are not made by the program
+    if (st == streams.end() || default_stream(st->second.flags)) continue;  // not made by the program
     StreamOrigin origin;
     auto created = stack_of.find(st->second.created_seq);
     if (st->second.created_seq && created != stack_of.end() && created->second && made_by[created->second] == 1) {

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "engine/collective_matcher.h"
+#include "model/stream_kind.h"
 #include "replay/steps.h"
 #include "streamhaz/analysis/replay.h"
 
@@ -24,8 +25,8 @@ struct StreamInfo {
   uint32_t device = 0;
   uint32_t flags = 0;
   std::string name;
-  bool legacy() const { return flags & trace::kStreamLegacyDefault; }
-  bool blocking() const { return !(flags & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault)); }
+  bool legacy() const { return legacy_stream(flags); }
+  bool blocking() const { return blocking_stream(flags); }
 };
 
 struct OpParams {
@@ -154,7 +155,7 @@ void Replayer::Impl::scan() {
       if (!op) continue;
       ++all_ops;
       if (!info.streams.count(op->stream))
-        info.streams[op->stream].flags = op->stream == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u;
+        info.streams[op->stream].flags = uncreated_stream_flags(op->stream);
       OpParams p;
       p.stream = op->stream;
       if (const auto* k = std::get_if<trace::Kernel>(&r)) p.kernel = info.strings[k->name];

@@ -11,6 +11,7 @@
 
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/analysis/finding.h"
+#include "model/stream_kind.h"
 #include "streamhaz/analysis/replay.h"
 
 namespace streamhaz::analysis {
@@ -23,16 +24,14 @@ struct StreamKinds {
   std::set<uint32_t> blocking_used;  // devices with an operation on a blocking stream
   uint32_t flags(trace::StreamId s) const {
     auto it = created.find(s);
-    return it != created.end() ? it->second.second : s == 0 ? uint32_t(trace::kStreamLegacyDefault) : 0u;
+    return it != created.end() ? it->second.second : uncreated_stream_flags(s);
   }
   uint32_t device(trace::StreamId s) const {
     auto it = created.find(s);
     return it != created.end() ? it->second.first : 0;
   }
-  bool legacy(trace::StreamId s) const { return flags(s) & trace::kStreamLegacyDefault; }
-  bool blocking(trace::StreamId s) const {
-    return !(flags(s) & (trace::kStreamNonBlocking | trace::kStreamLegacyDefault));
-  }
+  bool legacy(trace::StreamId s) const { return legacy_stream(flags(s)); }
+  bool blocking(trace::StreamId s) const { return blocking_stream(flags(s)); }
 };
 StreamKinds stream_kinds(const std::vector<trace::Record>& recs);
 
