@@ -1,8 +1,13 @@
 // CUDA's stream kinds, read off a trace's StreamCreate flags: one place for the engine, the
-// replayer and the synchronisation passes (docs/analysis.md, "Happens-before rules").
+// replayer, the what-ifs and the synchronisation passes (docs/analysis.md, "Happens-before
+// rules").
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "streamhaz/trace/records.h"
 
@@ -28,5 +33,23 @@ constexpr bool blocking_stream(uint32_t flags) {
 constexpr bool default_stream(uint32_t flags) {
   return flags & (trace::kStreamLegacyDefault | trace::kStreamPerThreadDefault);
 }
+
+// One rank's streams as its records create and use them: which is the legacy default stream,
+// which are blocking, on which device, and the devices with work on a blocking stream.
+struct StreamKinds {
+  std::unordered_map<trace::StreamId, std::pair<uint32_t, uint32_t>> created;  // device, flags
+  std::set<uint32_t> blocking_used;  // devices with an operation on a blocking stream
+  uint32_t flags(trace::StreamId s) const {
+    auto it = created.find(s);
+    return it != created.end() ? it->second.second : uncreated_stream_flags(s);
+  }
+  uint32_t device(trace::StreamId s) const {
+    auto it = created.find(s);
+    return it != created.end() ? it->second.first : 0;
+  }
+  bool legacy(trace::StreamId s) const { return legacy_stream(flags(s)); }
+  bool blocking(trace::StreamId s) const { return blocking_stream(flags(s)); }
+};
+StreamKinds stream_kinds(const std::vector<trace::Record>& recs);
 
 }  // namespace streamhaz::analysis

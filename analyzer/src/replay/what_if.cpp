@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "streamhaz/analysis/replay.h"
-#include "sync/sync_sites.h"
+#include "model/stream_kind.h"
 
 namespace streamhaz::analysis {
 namespace {

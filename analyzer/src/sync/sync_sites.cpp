@@ -85,16 +85,6 @@ bool writes_host(const trace::Record& r, const std::vector<trace::Access>& acces
 
 }  // namespace
 
-StreamKinds stream_kinds(const std::vector<trace::Record>& recs) {
-  StreamKinds k;
-  for (const trace::Record& r : recs) {
-    if (const auto* c = std::get_if<trace::StreamCreate>(&r)) k.created[c->stream] = {c->device, c->flags};
-    if (const trace::OpCommon* op = trace::op_common(r))
-      if (k.blocking(op->stream)) k.blocking_used.insert(k.device(op->stream));
-  }
-  return k;
-}
-
 namespace {
 
 // A synchronisation call as the records give it, before it becomes a site.

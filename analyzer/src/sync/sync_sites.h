@@ -16,25 +16,6 @@
 
 namespace streamhaz::analysis {
 
-// Which streams of a rank are the legacy default stream and which are blocking (the engine's
-// rules: handle 0 used without a creation record is the legacy stream, any other such handle a
-// blocking stream of device 0).
-struct StreamKinds {
-  std::unordered_map<trace::StreamId, std::pair<uint32_t, uint32_t>> created;  // device, flags
-  std::set<uint32_t> blocking_used;  // devices with an operation on a blocking stream
-  uint32_t flags(trace::StreamId s) const {
-    auto it = created.find(s);
-    return it != created.end() ? it->second.second : uncreated_stream_flags(s);
-  }
-  uint32_t device(trace::StreamId s) const {
-    auto it = created.find(s);
-    return it != created.end() ? it->second.first : 0;
-  }
-  bool legacy(trace::StreamId s) const { return legacy_stream(flags(s)); }
-  bool blocking(trace::StreamId s) const { return blocking_stream(flags(s)); }
-};
-StreamKinds stream_kinds(const std::vector<trace::Record>& recs);
-
 struct SyncSite {
   size_t rank_index = 0;
   int rank = 0;
