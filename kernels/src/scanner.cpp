@@ -8,11 +8,11 @@
 
 #include "clang_util.h"
 #include "cuda_prelude.h"
-#include "footprints/kernel_signature.h"
+#include "streamhaz/analysis/kernel_signature.h"
 #include "param_layout.h"
 #include "pointer_flow.h"
 #include "streamhaz/kernels/scan.h"
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/demangle.h"
 
 namespace streamhaz::kernels {
 

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <string>
 
-#include "footprints/kernel_signature.h"
+#include "streamhaz/analysis/kernel_signature.h"
 #include "footprints/kernel_summary.h"
 #include "streamhaz/trace/reader.h"
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/demangle.h"
 
 using namespace streamhaz::analysis;
 using streamhaz::trace::AccessMode;

@@ -1,4 +1,4 @@
-#include "footprints/kernel_signature.h"
+#include "streamhaz/analysis/kernel_signature.h"
 
 #include <cctype>
 

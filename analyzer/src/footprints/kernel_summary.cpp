@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "footprints/kernel_signature.h"
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/kernel_signature.h"
+#include "streamhaz/analysis/demangle.h"
 #include "streamhaz/trace/input_file.h"
 #include "streamhaz/trace/reader.h"
 

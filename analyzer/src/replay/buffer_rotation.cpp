@@ -218,6 +218,181 @@ std::string new_name(const std::vector<Candidate>& cands, const std::vector<size
   return fmt::format("{}[{}]", prefix, j);
 }
 
+// Where each slot of the new rotation lives: the old buffers first, then fresh ranges above
+// every allocation of the rank; the new ones are declared after the last old one's allocation.
+struct Slots {
+  std::vector<uint64_t> base;
+  uint64_t bytes = 0;
+  size_t declare_after = 0;  // record index
+};
+Slots place_slots(const std::vector<trace::Record>& recs, const RankRotation& rot, size_t kn) {
+  Slots s;
+  const size_t k = rot.order.size();
+  s.bytes = rot.cands[rot.order[0]].bytes;
+  uint64_t top = 0;
+  for (const trace::Record& r : recs)
+    if (const auto* a = std::get_if<trace::Alloc>(&r)) top = std::max(top, range_end(a->ptr, a->bytes));
+  for (size_t c : rot.order) s.declare_after = std::max(s.declare_after, rot.cands[c].alloc_index);
+  constexpr uint64_t kAlign = 2 << 20;
+  const uint64_t stride = (s.bytes + kAlign - 1) / kAlign * kAlign;
+  s.base.resize(kn);
+  for (size_t j = 0; j < kn; ++j)
+    s.base[j] = j < k ? rot.cands[rot.order[j]].base : (top + kAlign - 1) / kAlign * kAlign + (j - k) * stride;
+  return s;
+}
+
+// The rotation's own waits: a wait on an event recorded only right after uses of one buffer
+// (its last operation on the recording stream), waited on only right before that buffer's next
+// use. Dedicated per-buffer events are the event mode's; other waits (a whole-stream wait as in
+// serialize) are kept as they are.
+std::set<uint64_t> find_rotation_waits(const std::vector<trace::Record>& recs, const RankRotation& rot) {
+  std::unordered_map<uint64_t, size_t> last_of_use;  // seq -> candidate
+  std::unordered_map<uint64_t, size_t> first_of_use;
+  for (const Use& u : rot.uses) {
+    for (const auto& [s, seq] : u.last_on)
+      if (s != u.first_stream) last_of_use[seq] = u.cand;
+    first_of_use[u.first_seq] = u.cand;
+  }
+  std::unordered_map<trace::StreamId, uint64_t> last_op;
+  std::unordered_map<trace::EventId, std::optional<size_t>> dedicated;  // event -> its buffer (nullopt: not)
+  std::vector<std::pair<uint64_t, trace::EventId>> waits;             // (wait seq, event)
+  std::unordered_map<trace::StreamId, std::vector<size_t>> pending;   // waits by stream until its next op
+  std::unordered_map<uint64_t, uint64_t> next_after_wait;
+  for (const trace::Record& r : recs) {
+    if (const trace::OpCommon* op = trace::op_common(r)) {
+      last_op[op->stream] = op->seq;
+      for (size_t w : pending[op->stream]) next_after_wait[waits[w].first] = op->seq;
+      pending[op->stream].clear();
+    } else if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
+      auto it = last_op.find(e->stream);
+      std::optional<size_t> buf;
+      if (it != last_op.end())
+        if (auto l = last_of_use.find(it->second); l != last_of_use.end()) buf = l->second;
+      auto [d, fresh] = dedicated.try_emplace(e->event, buf);
+      if (!fresh && d->second != buf) d->second.reset();
+      if (!buf) d->second.reset();
+    } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
+      pending[w->stream].push_back(waits.size());
+      waits.push_back({w->seq, w->event});
+    }
+  }
+  std::set<uint64_t> rotation_waits;
+  for (const auto& [seq, event] : waits) {
+    auto d = dedicated.find(event);
+    auto n = next_after_wait.find(seq);
+    if (d == dedicated.end() || !d->second || n == next_after_wait.end()) continue;
+    auto f = first_of_use.find(n->second);
+    if (f != first_of_use.end() && f->second == *d->second) rotation_waits.insert(seq);
+  }
+  return rotation_waits;
+}
+
+// Each use waits for the last operations (on other streams) of the use before it in its new
+// buffer, as the event mode places them. Counts the waits added and those that cannot be
+// placed (the earlier use is issued later).
+std::pair<size_t, size_t> wait_per_new_buffer(int rank, const RankRotation& rot, size_t kn, WhatIf& edits) {
+  size_t added = 0, unplaceable = 0;
+  for (size_t u = kn; u < rot.uses.size(); ++u) {
+    const Use& prev = rot.uses[u - kn];
+    const Use& cur = rot.uses[u];
+    for (const auto& [s, seq] : prev.last_on) {
+      if (s == cur.first_stream) continue;
+      if (seq >= cur.first_seq) {
+        ++unplaceable;
+        continue;
+      }
+      edits.add.push_back(AddedWait{rank, seq, cur.first_seq});
+      ++added;
+    }
+  }
+  return {added, unplaceable};
+}
+
+// The rank's records with every pointer into a rotation buffer moved to its use's new slot, and
+// the new buffers allocated and named.
+RankRecords move_to_slots(const RankRecords& rr, const RankRotation& rot, const Slots& slots, size_t kn) {
+  const auto& recs = rr.records;
+  const size_t k = rot.order.size();
+  auto use_at = [&](size_t c, size_t index) -> std::optional<size_t> {
+    const auto& st = rot.starts[c];
+    auto it = std::upper_bound(st.begin(), st.end(), index);
+    if (it == st.begin()) return std::nullopt;
+    return rot.use_ids[c][static_cast<size_t>(it - st.begin()) - 1];
+  };
+  std::map<uint64_t, size_t> member;  // base -> candidate, rotation buffers only
+  for (size_t c : rot.order) member[rot.cands[c].base] = c;
+  auto moved = [&](uint64_t p, size_t index) -> uint64_t {
+    auto it = member.upper_bound(p);
+    if (it == member.begin()) return p;
+    --it;
+    const Candidate& c = rot.cands[it->second];
+    if (p >= range_end(c.base, c.bytes)) return p;
+    const auto u = use_at(it->second, index);
+    if (!u) return p;
+    return p - c.base + slots.base[*u % kn];
+  };
+  RankRecords edited;
+  edited.rank = rr.rank;
+  edited.path = rr.path;
+  edited.records.reserve(recs.size() + 3 * kn);
+  trace::StringId next_string = 1;
+  for (const trace::Record& r : recs)
+    if (const auto* s = std::get_if<trace::StringDef>(&r)) next_string = std::max(next_string, s->id + 1);
+  size_t op_index = 0;  // the record index of the operation the following Access records belong to
+  for (size_t i = 0; i < recs.size(); ++i) {
+    trace::Record r = recs[i];
+    if (trace::op_common(r)) op_index = i;
+    std::visit([&](auto& x) {
+      using T = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<T, trace::Memcpy>) {
+        x.dst = moved(x.dst, i);
+        x.src = moved(x.src, i);
+      } else if constexpr (std::is_same_v<T, trace::Memset>) {
+        x.dst = moved(x.dst, i);
+      } else if constexpr (std::is_same_v<T, trace::Nccl>) {
+        x.sendbuf = moved(x.sendbuf, i);
+        x.recvbuf = moved(x.recvbuf, i);
+      } else if constexpr (std::is_same_v<T, trace::Access>) {
+        x.ptr = moved(x.ptr, op_index);
+      } else if constexpr (std::is_same_v<T, trace::Kernel>) {
+        // Raw argument bytes (static tier): aligned 8-byte words that point into a buffer.
+        for (size_t off = 0; off + 8 <= x.params.size(); off += 8) {
+          uint64_t v;
+          std::memcpy(&v, x.params.data() + off, 8);
+          const uint64_t m = moved(v, i);
+          if (m != v) std::memcpy(x.params.data() + off, &m, 8);
+        }
+      }
+    }, r);
+    edited.records.push_back(std::move(r));
+    if (i == slots.declare_after)
+      for (size_t j = k; j < kn; ++j) {
+        const trace::StringId id = next_string++;
+        edited.records.push_back(trace::StringDef{id, new_name(rot.cands, rot.order, j)});
+        edited.records.push_back(trace::Alloc{0, slots.base[j], slots.bytes, rot.cands[rot.order[0]].device,
+                                              trace::AllocKind::Device, 0});
+        edited.records.push_back(trace::BufferName{slots.base[j], slots.bytes, id});
+      }
+  }
+  return edited;
+}
+
+std::string rotation_note(const RankRecords& rr, const RankRotation& rot, const Slots& slots, size_t kn,
+                          size_t rotation_waits, size_t added, size_t unplaceable) {
+  std::string names;
+  for (size_t c : rot.order)
+    names += (names.empty() ? "" : ", ") +
+             (rot.cands[c].name.empty() ? fmt::format("allocation 0x{:x}", rot.cands[c].base) : rot.cands[c].name);
+  return fmt::format(
+      "rank {}: {} rotating buffers of {} bytes ({}), {} uses, now over {} buffers; {}", rr.rank, rot.order.size(),
+      slots.bytes, names, rot.uses.size(), kn,
+      rotation_waits == 0
+          ? "no per-buffer waits found: the run's synchronisation is kept as it is"
+          : fmt::format("{} per-buffer waits replaced by {}{}", rotation_waits, added,
+                        unplaceable ? fmt::format(" ({} could not be placed: the earlier use is issued later)", unplaceable)
+                                    : std::string()));
+}
+
 }  // namespace
 
 std::vector<RankRecords> rotate_buffers(const std::vector<RankRecords>& run, const BufferRotation& spec, WhatIf& edits,
@@ -226,163 +401,15 @@ std::vector<RankRecords> rotate_buffers(const std::vector<RankRecords>& run, con
   std::vector<RankRecords> out;
   out.reserve(run.size());
   for (const RankRecords& rr : run) {
-    const auto& recs = rr.records;
     const RankRotation rot = find_rotation(rr, spec);
-    const size_t k = rot.order.size(), kn = static_cast<size_t>(spec.buffers);
-    const uint64_t bytes = rot.cands[rot.order[0]].bytes;
-
-    // Where each slot of the new rotation lives: the old buffers first, then fresh ranges above
-    // every allocation of the rank.
-    uint64_t top = 0;
-    size_t declare_after = 0;
-    for (const trace::Record& r : recs)
-      if (const auto* a = std::get_if<trace::Alloc>(&r)) top = std::max(top, range_end(a->ptr, a->bytes));
-    for (size_t c : rot.order) declare_after = std::max(declare_after, rot.cands[c].alloc_index);
-    constexpr uint64_t kAlign = 2 << 20;
-    const uint64_t stride = (bytes + kAlign - 1) / kAlign * kAlign;
-    std::vector<uint64_t> slot_base(kn);
-    for (size_t j = 0; j < kn; ++j)
-      slot_base[j] = j < k ? rot.cands[rot.order[j]].base : (top + kAlign - 1) / kAlign * kAlign + (j - k) * stride;
-
-    // The rotation's own waits: a wait on an event recorded only right after uses of one buffer
-    // (its last operation on the recording stream), waited on only right before that buffer's
-    // next use. Dedicated per-buffer events are the event mode's; other waits (a whole-stream
-    // wait as in serialize) are kept as they are.
-    std::unordered_map<uint64_t, size_t> last_of_use;  // seq -> candidate
-    std::unordered_map<uint64_t, size_t> first_of_use;
-    for (const Use& u : rot.uses) {
-      for (const auto& [s, seq] : u.last_on)
-        if (s != u.first_stream) last_of_use[seq] = u.cand;
-      first_of_use[u.first_seq] = u.cand;
-    }
-    std::unordered_map<trace::StreamId, uint64_t> last_op;
-    std::unordered_map<trace::EventId, std::optional<size_t>> dedicated;  // event -> its buffer (nullopt: not)
-    std::vector<std::pair<uint64_t, trace::EventId>> waits;  // (wait seq, event)
-    std::unordered_map<trace::StreamId, std::vector<size_t>> pending;  // waits by stream until its next op
-    std::unordered_map<uint64_t, uint64_t> next_after_wait;
-    for (const trace::Record& r : recs) {
-      if (const trace::OpCommon* op = trace::op_common(r)) {
-        last_op[op->stream] = op->seq;
-        for (size_t w : pending[op->stream]) next_after_wait[waits[w].first] = op->seq;
-        pending[op->stream].clear();
-      } else if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
-        auto it = last_op.find(e->stream);
-        std::optional<size_t> buf;
-        if (it != last_op.end())
-          if (auto l = last_of_use.find(it->second); l != last_of_use.end()) buf = l->second;
-        auto [d, fresh] = dedicated.try_emplace(e->event, buf);
-        if (!fresh && d->second != buf) d->second.reset();
-        if (!buf) d->second.reset();
-      } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
-        pending[w->stream].push_back(waits.size());
-        waits.push_back({w->seq, w->event});
-      }
-    }
-    std::set<uint64_t> rotation_waits;
-    for (const auto& [seq, event] : waits) {
-      auto d = dedicated.find(event);
-      auto n = next_after_wait.find(seq);
-      if (d == dedicated.end() || !d->second || n == next_after_wait.end()) continue;
-      auto f = first_of_use.find(n->second);
-      if (f != first_of_use.end() && f->second == *d->second) rotation_waits.insert(seq);
-    }
+    const size_t kn = static_cast<size_t>(spec.buffers);
+    const Slots slots = place_slots(rr.records, rot, kn);
+    const std::set<uint64_t> rotation_waits = find_rotation_waits(rr.records, rot);
     for (uint64_t seq : rotation_waits) edits.drop.insert({rr.rank, seq});
-    size_t added = 0, unplaceable = 0;
-    if (!rotation_waits.empty()) {
-      // Each use waits for the last operations (on other streams) of the use before it in its
-      // new buffer, as the event mode places them.
-      for (size_t u = kn; u < rot.uses.size(); ++u) {
-        const Use& prev = rot.uses[u - kn];
-        const Use& cur = rot.uses[u];
-        for (const auto& [s, seq] : prev.last_on) {
-          if (s == cur.first_stream) continue;
-          if (seq >= cur.first_seq) {
-            ++unplaceable;
-            continue;
-          }
-          edits.add.push_back(AddedWait{rr.rank, seq, cur.first_seq});
-          ++added;
-        }
-      }
-    }
-
-    // Rewrite: every pointer into a rotation buffer moves to its use's new slot.
-    auto use_at = [&](size_t c, size_t index) -> std::optional<size_t> {
-      const auto& st = rot.starts[c];
-      auto it = std::upper_bound(st.begin(), st.end(), index);
-      if (it == st.begin()) return std::nullopt;
-      return rot.use_ids[c][static_cast<size_t>(it - st.begin()) - 1];
-    };
-    std::map<uint64_t, size_t> member;  // base -> candidate, rotation buffers only
-    for (size_t c : rot.order) member[rot.cands[c].base] = c;
-    auto moved = [&](uint64_t p, size_t index) -> uint64_t {
-      auto it = member.upper_bound(p);
-      if (it == member.begin()) return p;
-      --it;
-      const Candidate& c = rot.cands[it->second];
-      if (p >= range_end(c.base, c.bytes)) return p;
-      const auto u = use_at(it->second, index);
-      if (!u) return p;
-      return p - c.base + slot_base[*u % kn];
-    };
-    RankRecords edited;
-    edited.rank = rr.rank;
-    edited.path = rr.path;
-    edited.records.reserve(recs.size() + 3 * kn);
-    trace::StringId next_string = 1;
-    for (const trace::Record& r : recs)
-      if (const auto* s = std::get_if<trace::StringDef>(&r)) next_string = std::max(next_string, s->id + 1);
-    size_t op_index = 0;  // the record index of the operation the following Access records belong to
-    for (size_t i = 0; i < recs.size(); ++i) {
-      trace::Record r = recs[i];
-      if (trace::op_common(r)) op_index = i;
-      std::visit([&](auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, trace::Memcpy>) {
-          x.dst = moved(x.dst, i);
-          x.src = moved(x.src, i);
-        } else if constexpr (std::is_same_v<T, trace::Memset>) {
-          x.dst = moved(x.dst, i);
-        } else if constexpr (std::is_same_v<T, trace::Nccl>) {
-          x.sendbuf = moved(x.sendbuf, i);
-          x.recvbuf = moved(x.recvbuf, i);
-        } else if constexpr (std::is_same_v<T, trace::Access>) {
-          x.ptr = moved(x.ptr, op_index);
-        } else if constexpr (std::is_same_v<T, trace::Kernel>) {
-          // Raw argument bytes (static tier): aligned 8-byte words that point into a buffer.
-          for (size_t off = 0; off + 8 <= x.params.size(); off += 8) {
-            uint64_t v;
-            std::memcpy(&v, x.params.data() + off, 8);
-            const uint64_t m = moved(v, i);
-            if (m != v) std::memcpy(x.params.data() + off, &m, 8);
-          }
-        }
-      }, r);
-      edited.records.push_back(std::move(r));
-      if (i == declare_after)
-        for (size_t j = k; j < kn; ++j) {
-          const trace::StringId id = next_string++;
-          edited.records.push_back(trace::StringDef{id, new_name(rot.cands, rot.order, j)});
-          edited.records.push_back(trace::Alloc{0, slot_base[j], bytes, rot.cands[rot.order[0]].device,
-                                                trace::AllocKind::Device, 0});
-          edited.records.push_back(trace::BufferName{slot_base[j], bytes, id});
-        }
-    }
-    if (notes) {
-      std::string names;
-      for (size_t c : rot.order)
-        names += (names.empty() ? "" : ", ") +
-                 (rot.cands[c].name.empty() ? fmt::format("allocation 0x{:x}", rot.cands[c].base) : rot.cands[c].name);
-      notes->push_back(fmt::format(
-          "rank {}: {} rotating buffers of {} bytes ({}), {} uses, now over {} buffers; {}", rr.rank, k, bytes, names,
-          rot.uses.size(), kn,
-          rotation_waits.empty()
-              ? "no per-buffer waits found: the run's synchronisation is kept as it is"
-              : fmt::format("{} per-buffer waits replaced by {}{}", rotation_waits.size(), added,
-                            unplaceable ? fmt::format(" ({} could not be placed: the earlier use is issued later)",
-                                                      unplaceable)
-                                        : std::string())));
-    }
+    const auto [added, unplaceable] =
+        rotation_waits.empty() ? std::pair<size_t, size_t>{0, 0} : wait_per_new_buffer(rr.rank, rot, kn, edits);
+    RankRecords edited = move_to_slots(rr, rot, slots, kn);
+    if (notes) notes->push_back(rotation_note(rr, rot, slots, kn, rotation_waits.size(), added, unplaceable));
     out.push_back(std::move(edited));
   }
   return out;

@@ -1,4 +1,4 @@
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/demangle.h"
 
 #include <cxxabi.h>
 

@@ -2,7 +2,7 @@
 // (frames then print as module+offset).
 #include "symbols/native_symbolizer.h"
 
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/demangle.h"
 
 #ifdef STREAMHAZ_HAVE_LIBDW
 #include <elfutils/libdwfl.h>

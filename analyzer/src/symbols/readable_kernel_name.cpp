@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "symbols/demangle.h"
+#include "streamhaz/analysis/demangle.h"
 
 namespace streamhaz::analysis {
 namespace {
