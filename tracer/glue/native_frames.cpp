@@ -74,6 +74,7 @@ struct UnwindState {
   uint64_t last_pc = 0, last_cfa = 0;
   bool ended_by_unwinder = true;  // false once this walk stopped it
   uint64_t start_cfa = 0;  // reports below it are the unwinder's own frames and its caller's
+  uint64_t stack_lo = 0, stack_hi = 0;  // the live part of this thread's stack: the only words read
 };
 
 _Unwind_Reason_Code on_frame(_Unwind_Context* context, void* arg) {
@@ -83,7 +84,7 @@ _Unwind_Reason_Code on_frame(_Unwind_Context* context, void* arg) {
   // The word below the callee's CFA is this frame's return address (not so across a signal
   // frame): only then is the distance between two reports a frame's size.
   uint64_t slot = 0;
-  if (cfa >= 8) std::memcpy(&slot, reinterpret_cast<const void*>(cfa - 8), sizeof slot);
+  if (cfa >= s.stack_lo + 8 && cfa <= s.stack_hi) std::memcpy(&slot, reinterpret_cast<const void*>(cfa - 8), sizeof slot);
   if (pc == 0) {
     // No return address: the frame before was the outermost.
     if (s.last_pc) s.sizes->learn_outermost(s.last_pc);
@@ -261,6 +262,13 @@ __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFr
   slow_walks.fetch_add(1, std::memory_order_relaxed);
   UnwindState state{&modules, &frame_sizes(), out, max};
   state.start_cfa = cfa;
+  // Sizes are learned only where the return-address slot lies on this thread's own stack, above
+  // this frame (an alternate signal stack or a foreign stack: nothing is learned).
+  const auto [lo, hi] = thread_stack();
+  if (cfa > lo && cfa <= hi) {
+    state.stack_lo = cfa - 8;
+    state.stack_hi = hi;
+  }
   {
     PhaseTimer timer(Phase::NativeUnwindSlow);
     _Unwind_Backtrace(on_frame, &state);
