@@ -252,13 +252,13 @@ __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFr
   const uint32_t every = verify_every.load(std::memory_order_relaxed);
   const bool check = every != 0 && ++calls % every == 0;
   size_t fast_n = 0;
-  RawFrame fast[kMaxUnwound];
-  const bool fast_ok = fast_unwind(modules, cfa, fast, max, fast_n);
-  if (fast_ok && !check) {
+  if (!check && fast_unwind(modules, cfa, out, max, fast_n)) {
     fast_walks.fetch_add(1, std::memory_order_relaxed);
-    std::copy(fast, fast + fast_n, out);
     return cut_plumbing(modules, out, fast_n);
   }
+  // A check walks both, the learned walk into a copy of its own; else the learned walk failed.
+  RawFrame fast[kMaxUnwound];
+  const bool fast_ok = check && fast_unwind(modules, cfa, fast, max, fast_n);
   slow_walks.fetch_add(1, std::memory_order_relaxed);
   UnwindState state{&modules, &frame_sizes(), out, max};
   state.start_cfa = cfa;
