@@ -31,6 +31,7 @@ settings=(
   "api-tier|--footprints api"
   "nothing|--footprints api --stacks off --gpu-times off"
   "disabled|DISABLE"
+  "allocator-history|--allocator-history on"
 )
 selected() { [[ -z ${2:-} || ",$2," == *",$1,"* ]]; }
 step_ms() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }

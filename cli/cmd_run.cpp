@@ -106,6 +106,23 @@ int check_traces(const std::string& out_dir) {
   return spawn_and_wait({"/proc/self/exe", "check", out_dir});
 }
 
+// The tracer's Python side (tracer/python/sitecustomize.py) goes first on PYTHONPATH where a
+// setting needs it: the allocator history is switched on from inside the Python process.
+bool add_python_side(const std::string& tracer) {
+  std::vector<std::string> ignored;
+  const tracer::TracerSettings s = tracer::read_tracer_settings([](const char* name) { return std::getenv(name); }, ignored);
+  if (!s.allocator_history || s.disabled) return true;
+  const fs::path dir = fs::path(tracer).parent_path() / "streamhaz-python";
+  std::error_code ec;
+  if (!fs::exists(dir / "sitecustomize.py", ec)) {
+    usage_error("run", "--allocator-history needs the tracer's Python side, " + (dir / "sitecustomize.py").string() +
+                           ", next to the tracer library; it is missing");
+    return false;
+  }
+  prepend_env_list("PYTHONPATH", dir.string(), ':');
+  return true;
+}
+
 struct RunOptions {
   // Tracer settings given as options, by variable name (tracer_settings()); one not given is
   // left to the environment, else the tracer's default. --out always applies.
@@ -155,6 +172,7 @@ int run_traced(const RunOptions& o) {
   prepend_env_list("LD_PRELOAD", tracer, ':');
   for (const auto& [variable, value] : o.settings) setenv(variable.c_str(), value.c_str(), 1);
   setenv(kOutDirVariable, fs::absolute(out_dir).c_str(), 1);
+  if (!add_python_side(tracer)) return kExitUsage;
   int status = spawn_and_wait(command);
   if (!check) return status;
   int verdict = check_traces(out_dir);

@@ -72,12 +72,19 @@ void write_finding(std::ostream& out, const Finding& f, size_t index, const char
   out << "<dt>Buffer</dt><dd>" << html_text(b.name);
   if (b.alloc_base) out << fmt::format(" (allocation {:#x}, {} bytes)", b.alloc_base, b.alloc_bytes);
   out << fmt::format(", conflicting bytes [{}, {})</dd>\n", b.offset, b.offset + b.bytes);
+  if (b.tensor)
+    out << fmt::format("<dt>Tensor</dt><dd>block {:#x}, {} bytes, from PyTorch's allocator history; conflicting bytes "
+                       "[{}, {}) of it</dd>\n",
+                       b.tensor, b.tensor_bytes, b.alloc_base + b.offset - b.tensor, b.alloc_base + b.offset - b.tensor + b.bytes);
   if (b.allocation && !b.alloc_stack.empty() && b.caching_allocator)
     out << "<dt>Allocation</dt><dd>a PyTorch caching-allocator segment serving many tensors; its stack is the "
            "first request's, not necessarily this tensor's</dd>\n";
+  if (!b.tensor && !b.tensor_unknown.empty())
+    out << "<dt>Tensor</dt><dd>this tensor's own line is unknown: " << html_text(b.tensor_unknown) << "</dd>\n";
   write_stack(out, "Stack, issued later", f.second.stack);
   write_stack(out, "Stack, issued first", f.first.stack);
-  write_stack(out, "Allocation stack", b.alloc_stack);
+  write_stack(out, "Tensor allocation stack", b.tensor_stack);
+  write_stack(out, b.caching_allocator ? "Segment allocation stack" : "Allocation stack", b.alloc_stack);
   write_stack(out, "Synchronisation stack", f.sync_stack);
   if (!f.missing_order.empty()) out << "<dt>Missing order</dt><dd class=\"missing\">" << html_text(f.missing_order) << "</dd>\n";
   out << fmt::format("<dt>Occurrences</dt><dd>{} (ranks {})</dd>\n", f.occurrences, ranks_text(f.ranks));

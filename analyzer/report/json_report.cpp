@@ -50,6 +50,16 @@ json op_json(const OpRef& op) {
           {"stream_origin", origin_json(op.stream_origin)}};
 }
 
+// The tensor's own block from the allocator history; null when unknown, with why where the
+// buffer lies in a caching-allocator segment.
+json tensor_json(const analysis::BufferRef& b) {
+  if (!b.tensor) return b.tensor_unknown.empty() ? json(nullptr) : json{{"unknown", b.tensor_unknown}};
+  return {{"address", hex(b.tensor)},
+          {"bytes", b.tensor_bytes},
+          {"offset", b.alloc_base + b.offset - b.tensor},
+          {"stack", stack_json(b.tensor_stack)}};
+}
+
 json finding_json(const Finding& f) {
   json out = {{"kind", kind_id(f.kind)},
           {"key", f.key},
@@ -65,7 +75,8 @@ json finding_json(const Finding& f) {
             {"allocation", hex(f.buffer.allocation)},
             {"allocation_bytes", f.buffer.allocation_bytes},
             {"alloc_stack", stack_json(f.buffer.alloc_stack)},
-            {"caching_allocator", f.buffer.caching_allocator}}},
+            {"caching_allocator", f.buffer.caching_allocator},
+            {"tensor", tensor_json(f.buffer)}}},
           {"missing_order", f.missing_order},
           {"occurrences", f.occurrences},
           {"ranks", f.ranks},

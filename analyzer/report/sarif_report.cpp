@@ -127,7 +127,9 @@ class SarifBuilder {
     } else {
       add("the later operation: " + op_text(f.second), f.second.stack);
       add("the earlier operation: " + op_text(f.first), f.first.stack);
-      add("the allocation of " + f.buffer.name, f.buffer.alloc_stack);
+      add("the allocation of the tensor holding " + f.buffer.name + " (PyTorch's allocator history)", f.buffer.tensor_stack);
+      add((f.buffer.caching_allocator ? "the caching-allocator segment holding " : "the allocation of ") + f.buffer.name,
+          f.buffer.alloc_stack);
     }
     return out;
   }

@@ -98,6 +98,31 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   const uint64_t lo = b.alloc_base + b.offset - b.allocation;  // within the traced allocation
   const std::string range = fmt::format("bytes [{}, {})", lo, lo + b.bytes);
   const std::string named = b.name == fmt::format("allocation {:#x}", b.alloc_base) ? "" : printable(b.name) + ": ";
+  if (b.tensor) {
+    // The tensor's own block, from the allocator's history: its line is the one to act on.
+    const uint64_t in_tensor = b.alloc_base + b.offset - b.tensor;
+    out << fmt::format("  Buffer: {}a tensor allocated at {} ({:#x}, {}, from PyTorch's allocator history), ",
+                       named, b.tensor_stack.empty() ? std::string("an unknown line (traced without stacks)")
+                                                     : user_line(b.tensor_stack),
+                       b.tensor, plural(b.tensor_bytes, "byte", "bytes"));
+    // Folded occurrences may span several tensors of the segment (two buckets of one line).
+    if (in_tensor + b.bytes <= b.tensor_bytes)
+      out << fmt::format("bytes [{}, {}) of it", in_tensor, in_tensor + b.bytes);
+    else
+      out << fmt::format("and the tensors after it: {} of the segment", range);
+    if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
+    out << fmt::format("; it lies in a caching-allocator segment ({:#x}, {}) first requested at {}",
+                       b.allocation, plural(b.allocation_bytes, "byte", "bytes"), where);
+    if (!b.tensor_stack.empty()) {
+      out << "\n    Tensor allocation stack:\n";
+      write_stack(out, b.tensor_stack, full);
+    } else {
+      out << "\n";
+    }
+    out << "    Segment allocation stack:\n";
+    write_stack(out, b.alloc_stack, full);
+    return;
+  }
   if (b.caching_allocator)
     out << fmt::format("  Buffer: {}a PyTorch caching-allocator segment serving many tensors ({:#x}, {}; the segment "
                        "was first requested at {}, which need not be this tensor's line); this tensor: {} of it",
@@ -106,6 +131,7 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
     out << fmt::format("  Buffer: {}allocation at {} ({:#x}, {}), {}", named, where, b.allocation,
                        plural(b.allocation_bytes, "byte", "bytes"), range);
   if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
+  if (!b.tensor_unknown.empty()) out << "\n    This tensor's own line is unknown: " << printable(b.tensor_unknown);
   out << "\n    Allocation stack:\n";
   write_stack(out, b.alloc_stack, full);
 }

@@ -92,6 +92,10 @@ template <class C> void visit_fields(C& c, CallsiteDef& r) { c.u32("id", r.id); 
 // seq as a delta from the previous seq: the record it follows has (nearly) the same one.
 template <class C> void visit_fields(C& c, StackRef& r) { c.seq("seq", r.seq); c.u32("callsite", r.callsite); }
 template <class C> void visit_fields(C& c, RangeEdge& r) { c.seq("seq", r.seq); c.u32("path", r.path); c.flag("push", r.push); }
+template <class C> void visit_fields(C& c, TensorAlloc& r) {
+  c.timing_seq("before_seq", r.before_seq); c.ptr("ptr", r.ptr); c.u64("bytes", r.bytes); c.u32("device", r.device);
+  c.u64("stream", r.stream); c.u32("callsite", r.callsite);
+}
 
 // The delta state of one chunk, shared by encoder and decoder.
 struct DeltaState {

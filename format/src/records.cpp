@@ -10,7 +10,7 @@ constexpr const char* kRecordNames[] = {
     "string", "meta", "host_thread", "stream_create", "stream_name", "event_create", "event_record",
     "event_wait", "event_sync", "event_query", "stream_sync", "stream_query", "device_sync", "kernel",
     "memcpy", "memset", "host_func", "nccl", "alloc", "free", "buffer_name", "access", "capture_begin",
-    "capture_end", "graph_launch", "timing", "end", "frame", "module", "callsite", "stack", "range"};
+    "capture_end", "graph_launch", "timing", "end", "frame", "module", "callsite", "stack", "range", "tensor_alloc"};
 static_assert(std::size(kRecordNames) == kRecordKindCount, "one name per record kind");
 
 }  // namespace

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Captures the bundled traces on a GPU machine (2 GPUs), one folder per configuration, and
 # writes the manifest entries for them:
-#   [CAPTURE=all|reducer|torch|memo|real] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
+#   [CAPTURE=all|reducer|torch|memo|real|history] bash scripts/gpu/capture_traces.sh BUILD_DIR OUT_DIR
 # (memo: only the exact tier's launch-memo traces, which are part of torch and all too; real: only
-# the real-training-code traces at default settings, part of all)
+# the real-training-code traces at default settings, part of all; history: only the unannotated
+# PyTorch race recorded with the allocator history, part of torch and all)
 # OUT_DIR gets <name>/rank<N>.shz for every configuration, manifest.jsonl (one line each:
 # name, command, machine, expected verdict, reducer self-check) and check.txt (what
 # `streamhaz check` said there).
@@ -43,7 +44,7 @@ done
 
 : > "$out/manifest.jsonl"
 : > "$out/check.txt"
-[[ ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo || ${CAPTURE:-all} == real ]] && configs=()
+[[ ${CAPTURE:-all} == torch || ${CAPTURE:-all} == memo || ${CAPTURE:-all} == real || ${CAPTURE:-all} == history ]] && configs=()
 for c in "${configs[@]}"; do
   IFS='|' read -r name gpus args expect <<< "$c"
   cmd="streamhaz run --out traces/$name -- streamhaz-reducer --nproc $gpus $args"
@@ -101,6 +102,16 @@ PY
 }
 freed=$(realpath --relative-to=. "$here/tests/gpu/torch_freed_block.py")
 freed_lines=$(stack_lines "$freed" "side read" "refill")
+ipg_gpus=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
+ipg=$(realpath --relative-to=. "$here/tests/gpu/torch_ipg_bucket.py")
+if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch || ${CAPTURE:-all} == history ]]; then
+  # As a user's unmodified script: no buffer or stream names, only the call stacks. Its buckets are
+  # carved from a cached segment another line requested; the allocator's history names their own
+  # line (`tensor_lines`: the innermost user frame of a finding's tensor stack).
+  capture_torch "torch-race-${ipg_gpus}gpu-delay-unannotated" race "$ipg_gpus" \
+    "{\"unannotated\": true, \"stack_lines\": $(stack_lines "$ipg" "bucket copy" "all-reduce" "segment request"), \"tensor_lines\": $(stack_lines "$ipg" "bucket allocation")}" \
+    "--gpu-times all --allocator-history on" -- "$ipg" --no-names --reused-segment --sync race --comm-delay-ms 2
+fi
 if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch ]]; then
   ipg_gpus=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
   ipg=$(realpath --relative-to=. "$here/tests/gpu/torch_ipg_bucket.py")
@@ -113,9 +124,6 @@ if [[ ${CAPTURE:-all} == all || ${CAPTURE:-all} == torch ]]; then
       capture_torch "$name" "$expect" "$ipg_gpus" "$extra" "--gpu-times all" -- "$ipg" --sync "$sync" --comm-delay-ms "$d"
     done
   done
-  # As a user's unmodified script: no buffer or stream names, only the call stacks.
-  capture_torch "torch-race-${ipg_gpus}gpu-delay-unannotated" race "$ipg_gpus" "{\"unannotated\": true, \"stack_lines\": $ipg_lines}" \
-    "--gpu-times all" -- "$ipg" --no-names --sync race --comm-delay-ms 2
   for tier in pointer exact; do
     sfx=$([[ $tier == exact ]] && echo -exact)
     expect=$([[ $tier == exact ]] && echo race || echo possible)

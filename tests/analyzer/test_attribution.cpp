@@ -25,6 +25,9 @@ struct Options {
   // (deepspeed.comm), as on real runs: the pool is made by the first collective, a broadcast.
   bool comm_wrappers = false;
   bool comm_caller = true;  // with comm_wrappers: the all-reduce's stack has DeepSpeed's caller
+  // PyTorch's allocator history (caching_allocator only): none, handed over, refused with a
+  // reason, or switched on but never handed over.
+  enum class History { None, Recorded, Unavailable, Requested } history = History::None;
 };
 
 constexpr const char* kSite = "/opt/venv/lib/python3.10/site-packages/";
@@ -79,9 +82,28 @@ TraceBuilder bucket_race(const Options& o) {
   const uint64_t bucket = segment + 4096;
   const uint64_t grads = r.alloc(1 << 16);
   if (o.stacks) r.use_stack(reduce);
-  r.all_reduce(reduction, bucket, bucket, 1024, TraceBuilder::comm(0));
+  const uint64_t reduce_seq = r.all_reduce(reduction, bucket, bucket, 1024, TraceBuilder::comm(0));
   if (o.stacks) r.use_stack(copy);
-  r.memcpy(compute, bucket, grads, 4096);
+  const uint64_t copy_seq = r.memcpy(compute, bucket, grads, 4096);
+  if (o.history != Options::History::None) r.set_header_field("allocator_history", {{"status", "requested"}});
+  if (o.history == Options::History::Recorded) {
+    // As the tracer writes them at exit: blocks placed by the first call after them. Only the
+    // bucket was live at the copy: one from an earlier segment at that address, one older and
+    // one newer than the bucket within the segment.
+    const uint64_t segment_seq = reduce_seq - 2, grads_seq = reduce_seq - 1;
+    const CallsiteId stale = r.stack({py(kStage, 90, "old_segment"), py("/home/user/train.py", 20, "main")});
+    const CallsiteId older = r.stack({py(kStage, 131, "scratch"), py("/home/user/train.py", 30, "main")});
+    const CallsiteId own = r.stack({py(kStage, 135, "initialize_ipg_bucket"), py("/home/user/train.py", 30, "main")});
+    const CallsiteId newer = r.stack({py(kStage, 200, "later"), py("/home/user/train.py", 50, "main")});
+    r.add(TensorAlloc{segment_seq, bucket, 4096, 0, 0, stale});
+    r.add(TensorAlloc{grads_seq, segment, 8192, 0, 0, older});
+    r.add(TensorAlloc{reduce_seq, bucket, 4096, 0, 0, own});
+    r.add(TensorAlloc{copy_seq + 1, bucket, 4096, 0, 0, newer});
+    r.add(Meta{R"({"allocator_history":{"status":"recorded","allocations":4}})"});
+  } else if (o.history == Options::History::Unavailable) {
+    r.add(Meta{R"({"allocator_history":{"status":"unavailable","reason":"PyTorch could not record its allocator )"
+               R"(history: RuntimeError: not supported by cudaMallocAsync"}})"});
+  }
   return run;
 }
 
@@ -253,6 +275,52 @@ TEST_CASE("a caching-allocator segment is said to serve many tensors", "[attribu
                        Catch::Contains("first requested at stage_1_and_2.py:130 in __init__"));
   // The native frame and the torch frame of the allocation are folded.
   CHECK_THAT(text, Catch::Contains("[2 frames in torch]"));
+}
+
+TEST_CASE("the allocator history names the tensor's own line, live when the later operation was issued",
+          "[attribution]") {
+  using History = Options::History;
+  const AnalysisResult res = attributed(bucket_race({.caching_allocator = true, .history = History::Recorded}));
+  REQUIRE(res.findings.size() == 1);
+  const streamhaz::analysis::BufferRef& b = res.findings[0].buffer;
+  CHECK(b.caching_allocator);
+  REQUIRE(b.tensor != 0);
+  CHECK(b.tensor == b.alloc_base + b.offset);
+  CHECK(b.tensor_bytes == 4096);
+  REQUIRE(!b.tensor_stack.empty());
+  CHECK(b.tensor_stack[0].line == 135);
+  CHECK(b.tensor_unknown.empty());
+  const std::string text = text_of(res);
+  CHECK_THAT(text, Catch::Contains("a tensor allocated at stage_1_and_2.py:135 in initialize_ipg_bucket") &&
+                       Catch::Contains("4096 bytes, from PyTorch's allocator history), bytes [0, 4096) of it") &&
+                       Catch::Contains("first requested at stage_1_and_2.py:130 in __init__") &&
+                       Catch::Contains("Tensor allocation stack:") && Catch::Contains("Segment allocation stack:"));
+  streamhaz::report::ReportInput input;
+  input.analysis = res;
+  const auto j = streamhaz::report::json_report(input);
+  const auto& tensor = j["findings"][0]["buffer"]["tensor"];
+  CHECK(tensor["bytes"] == 4096);
+  CHECK(tensor["offset"] == 0);
+  CHECK(tensor["stack"][0]["line"] == 135);
+  // Where stacks are off the history changes nothing in the finding's identity.
+  CHECK(res.findings[0].key == attributed(bucket_race({.caching_allocator = true})).findings[0].key);
+}
+
+TEST_CASE("without the allocator history a caching-allocator finding says why the tensor is unknown",
+          "[attribution]") {
+  using History = Options::History;
+  auto why = [](History h) {
+    const AnalysisResult res = attributed(bucket_race({.caching_allocator = true, .history = h}));
+    REQUIRE(res.findings.size() == 1);
+    CHECK(res.findings[0].buffer.tensor == 0);
+    CHECK_THAT(text_of(res), Catch::Contains("This tensor's own line is unknown: "));
+    return res.findings[0].buffer.tensor_unknown;
+  };
+  CHECK_THAT(why(History::None), Catch::Contains("--allocator-history on"));
+  CHECK_THAT(why(History::Unavailable), Catch::Contains("not supported by cudaMallocAsync"));
+  CHECK_THAT(why(History::Requested), Catch::Contains("never handed over"));
+  // A plain cudaMalloc'd buffer is its own tensor: nothing to explain.
+  CHECK(attributed(bucket_race({})).findings[0].buffer.tensor_unknown.empty());
 }
 
 TEST_CASE("streams made under one call site are placed by their first use", "[attribution]") {

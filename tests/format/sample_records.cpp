@@ -77,6 +77,7 @@ std::vector<Record> one_of_each_kind() {
       RangeEdge{120, 7, false},
       Timing{101, 1700000000123456789ull, 1700000000123466789ull},
       Timing{103, 1700000000123400000ull, 1700000000123410000ull},
+      TensorAlloc{114, 0x7f0000400000, 1 << 20, 1, 0x55d0c0de0000, 2},
   };
 }
 
@@ -92,6 +93,7 @@ std::vector<Record> many_records(size_t n) {
           if constexpr (requires { rec.op.seq; }) rec.op.seq += shift;
           else if constexpr (requires { rec.seq; }) rec.seq += shift;
           else if constexpr (requires { rec.op_seq; }) rec.op_seq += shift;
+          else if constexpr (requires { rec.before_seq; }) rec.before_seq += shift;
         },
         r);
     out.push_back(std::move(r));

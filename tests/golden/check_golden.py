@@ -17,6 +17,8 @@ clean trace, exit 0 with the default --fail-on). The JSON report is validated ag
 `memo` (the exact tier's steady phase): some kernels have memo-tier footprints.
 `stack_lines` ({what: "file:line"}, from the script's `# stack:` markers when it was captured):
 the text report and a JSON frame must name each line.
+`tensor_lines` ({what: "file:line"}): the line that allocated a finding's tensor, from PyTorch's allocator
+history (the text's "a tensor allocated at" and the JSON tensor stack).
 `oversync_findings` ([{"title": TEXT, "sync_line": "file:line"}]): exactly these over-synchronisation
 findings, each told by a part of its title and a frame of the synchronisation's call stack.
 `sync_sites` ([{"what": TEXT, "verdict": V, "min_instances": N}]): a judged site of that call, with at
@@ -48,6 +50,24 @@ def stack_line_problems(streamhaz, folder, extra, stack_lines, report):
             problems.append(f"the text report does not name the {what} ({base}:{line})")
         if (base, int(line)) not in seen:
             problems.append(f"no JSON finding carries a frame at the {what} ({base}:{line})")
+    return problems
+
+
+def tensor_line_problems(streamhaz, folder, extra, tensor_lines, report):
+    """Each `what: file:line` of `tensor_lines` is the line that allocated a finding's tensor (from
+    the allocator history): named in the text report and a frame of that tensor's JSON stack."""
+    text = subprocess.run([streamhaz, "check", "--fail-on", "none", folder, *extra],
+                          capture_output=True, text=True).stdout
+    tensors = [x["buffer"].get("tensor") or {} for x in report["findings"]]
+    problems = []
+    for what, where in tensor_lines.items():
+        path, line = where.rsplit(":", 1)
+        base = path.rsplit("/", 1)[-1]
+        if f"a tensor allocated at {base}:{line}" not in text:
+            problems.append(f"the text report does not name the {what} as a tensor's line ({base}:{line})")
+        if not any((f["file"].rsplit("/", 1)[-1], f["line"]) == (base, int(line))
+                   for t in tensors for f in t.get("stack", [])):
+            problems.append(f"no JSON finding's tensor stack has a frame at the {what} ({base}:{line})")
     return problems
 
 
@@ -143,6 +163,8 @@ def main():
             problems.append("no ipg_buffer race names the ncclAllReduce")
     if entry.get("stack_lines"):
         problems += stack_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["stack_lines"], report)
+    if entry.get("tensor_lines"):
+        problems += tensor_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["tensor_lines"], report)
     problems += oversync_problems(entry, over, report)
     if problems:
         print(f"{name}: {entry.get('command', '')}")

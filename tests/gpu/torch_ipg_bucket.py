@@ -13,6 +13,10 @@ bucket is all-reduced on a side stream, then copied into this rank's fp32 partit
 name them by their allocation line and creation line. Lines marked `# stack:` are the ones the GPU
 checks expect in the findings' stacks.
 
+--reused-segment first allocates and frees a larger scratch tensor, so the buckets are carved out
+of a cached caching-allocator segment that another line requested (as DeepSpeed's are): only the
+allocator's own history (`streamhaz run --allocator-history on`) then names the bucket's line.
+
 --comm-delay-ms D sleeps on the reduction stream before each all-reduce (torch.cuda._sleep), so
 the race corrupts for real; the script counts corrupted partition elements against the exact
 values, like streamhaz-reducer does.
@@ -53,6 +57,7 @@ def main():
     p.add_argument("--layers-per-bucket", type=int, default=2)
     p.add_argument("--comm-delay-ms", type=float, default=0.0)
     p.add_argument("--no-names", action="store_true")
+    p.add_argument("--reused-segment", action="store_true")
     a = p.parse_args()
     global name_buffer, name_stream
     if a.no_names:
@@ -69,6 +74,9 @@ def main():
         name_stream(ctypes.c_void_p(reduction.cuda_stream), b"reduction stream")
         name_stream(ctypes.c_void_p(compute.cuda_stream), b"compute stream")
     bucket_elems = a.layer_elems * a.layers_per_bucket
+    if a.reused_segment:
+        scratch = torch.empty(3 * bucket_elems, device="cuda")  # stack: segment request
+        del scratch
     ipg = [torch.empty(bucket_elems, device="cuda") for _ in range(2)]  # stack: bucket allocation
     for i, b in enumerate(ipg):
         name(b, f"ipg_buffer[{i}]")

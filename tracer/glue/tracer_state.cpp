@@ -76,12 +76,15 @@ Session& session() {
           nlohmann::json stacks{{"mode", stacks_name(settings().stacks)}};
           if (const StackCapture* capture = stack_capture()) stacks["python"] = capture->python_status();
           h["stacks"] = stacks;
+          // The Python side replaces this with what it recorded when the process exits.
+          if (settings().allocator_history) h["allocator_history"] = {{"status", "requested"}};
           if (state().footprints == Footprints::Exact) h["exact_launches"] = exact_launches_name(settings().exact_launches);
           return h;
         },
         query_stream, query_comm);
     s.session->recorder().set_kernel_arguments(kernel_arguments_for(s.footprints));
     s.session->recorder().set_step_range(settings().step_range);
+    if (settings().allocator_history) s.session->recorder().enable_call_clock();
     if (settings().stacks != Stacks::Off) {
       auto* capture = new StackCapture(settings().stacks);  // lives as long as the process
       set_stack_capture(capture);

@@ -39,6 +39,14 @@ struct LiveAllocation {
   uint64_t seq = 0;
 };
 
+// A block PyTorch's allocator history says a tensor got, and where the calls place it.
+struct TensorBlock {
+  uint64_t before_seq = 0;
+  uint64_t ptr = 0;
+  uint64_t bytes = 0;
+  CallsiteId callsite = 0;
+};
+
 struct StreamFacts {
   uint64_t created_seq = 0;
   uint32_t flags = 0;
@@ -54,6 +62,34 @@ bool is_caching_allocator(const Stack& stack) {
   return false;
 }
 
+// Why a caching-allocator buffer's tensor is unknown, from what the trace says of the history.
+std::string tensor_unknown_reason(const nlohmann::json& header) {
+  const auto h = header.find("allocator_history");
+  if (h == header.end() || !h->is_object())
+    return "the trace holds no allocator history (`streamhaz run --allocator-history on` records each tensor's "
+           "own line in PyTorch processes)";
+  const std::string status = h->value("status", "");
+  if (status == "unavailable") return "no allocator history: " + h->value("reason", std::string("no reason given"));
+  if (status == "recorded")
+    return "the allocator history holds no block of these bytes allocated before this operation (it keeps the "
+           "newest allocations only)";
+  return "the allocator history was switched on but never handed over: the process ended without Python's exit "
+         "handlers (killed, or os._exit), or never imported torch";
+}
+
+// The tensor block of `addr` when the operation `seq` was issued: the newest allocation of it
+// the calls place before `seq`, and not before the segment itself (an address reused by a
+// later cudaMalloc is another segment). Allocations the history could not place come first.
+const TensorBlock* tensor_at(const std::vector<TensorBlock>& blocks, uint64_t addr, uint64_t seq, uint64_t segment_seq) {
+  const TensorBlock* best = nullptr;
+  for (const TensorBlock& b : blocks) {
+    if (addr < b.ptr || addr - b.ptr >= b.bytes) continue;
+    if (b.before_seq > seq || (b.before_seq && b.before_seq <= segment_seq)) continue;
+    if (!best || b.before_seq >= best->before_seq) best = &b;  // ties: the later in the history
+  }
+  return best;
+}
+
 void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* symbolizer) {
   trace::TraceReader reader(path);
   // Traces from before format version 3 hold no stacks.
@@ -63,13 +99,26 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
   for (const auto& [seq, stacks] : wants.op_stacks) keep.insert(seq);
   std::unordered_map<uint64_t, CallsiteId> stack_of;
   std::map<uint64_t, LiveAllocation> live;  // by base address
-  std::vector<std::pair<BufferRef*, std::pair<uint64_t, LiveAllocation>>> located;
+  struct Located {
+    BufferRef* buffer;
+    uint64_t base;
+    LiveAllocation allocation;
+    uint64_t seq;  // of the operation that located it
+  };
+  std::vector<Located> located;
+  // The allocator history comes at the end of the file: read on for it where buffers are wanted.
+  const bool history = !wants.buffers.empty() && reader.header().contains("allocator_history");
+  std::vector<TensorBlock> blocks;
   std::map<StreamId, StreamFacts> streams;
   constexpr int kGraceRecords = 256;
   int past_last = 0;
 
   trace::Record r;
   while (reader.next(r)) {
+    if (const auto* t = std::get_if<trace::TensorAlloc>(&r)) {
+      if (history) blocks.push_back({t->before_seq, t->ptr, t->bytes, t->callsite});
+      continue;
+    }
     if (const auto* ref = std::get_if<trace::StackRef>(&r)) {
       if (keep.count(ref->seq)) stack_of[ref->seq] = ref->callsite;
       continue;
@@ -82,14 +131,15 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
     if (!seq) continue;
     // A StackRef comes right after its record; records of other host threads may interleave a
     // little out of seq order, so stop a few records past the last one wanted.
-    if (seq > wants.last_seq && ++past_last > kGraceRecords) break;
+    if (seq > wants.last_seq && past_last > kGraceRecords) continue;  // only the history is read on
+    if (seq > wants.last_seq && ++past_last > kGraceRecords && !history) break;
     if (auto b = wants.buffers.find(seq); b != wants.buffers.end()) {
       for (BufferRef* buf : b->second) {
         const uint64_t addr = buf->alloc_base + buf->offset;
         auto it = live.upper_bound(addr);
         if (it == live.begin()) continue;
         --it;
-        if (addr - it->first < it->second.bytes) located.push_back({buf, *it});
+        if (addr - it->first < it->second.bytes) located.push_back({buf, it->first, it->second, seq});
       }
     }
     if (const auto* a = std::get_if<trace::Alloc>(&r)) {
@@ -118,11 +168,19 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
     const Stack stack = stack_at(seq);
     for (Stack* s : stacks) *s = stack;
   }
-  for (auto& [buf, alloc] : located) {
-    buf->allocation = alloc.first;
-    buf->allocation_bytes = alloc.second.bytes;
-    buf->alloc_stack = stack_at(alloc.second.seq);
+  for (const Located& l : located) {
+    BufferRef* buf = l.buffer;
+    buf->allocation = l.base;
+    buf->allocation_bytes = l.allocation.bytes;
+    buf->alloc_stack = stack_at(l.allocation.seq);
     buf->caching_allocator = is_caching_allocator(buf->alloc_stack);
+    if (const TensorBlock* t = tensor_at(blocks, buf->alloc_base + buf->offset, l.seq, l.allocation.seq)) {
+      buf->tensor = t->ptr;
+      buf->tensor_bytes = t->bytes;
+      buf->tensor_stack = t->callsite ? table.resolve(t->callsite, symbolizer) : Stack{};
+    } else if (buf->caching_allocator) {
+      buf->tensor_unknown = tensor_unknown_reason(reader.header());
+    }
   }
   // How many streams each creation call site made: PyTorch's pool makes many from one call.
   std::unordered_map<CallsiteId, int> made_by;

@@ -114,6 +114,10 @@ std::string parse_self_profile(std::string_view text, TracerSettings& s) {
   return parse_switch(text, s.self_profile, "not timed");
 }
 
+std::string parse_allocator_history(std::string_view text, TracerSettings& s) {
+  return parse_switch(text, s.allocator_history, "not recorded");
+}
+
 const SettingSpec kSettings[] = {
     {"STREAMHAZ_OUT_DIR", "--out", "DIR", "Folder for the trace files (one per process)", parse_out_dir,
      [](const TracerSettings& s) { return s.out_dir; }},
@@ -160,6 +164,11 @@ const SettingSpec kSettings[] = {
      "Time the tracer's own phases (callbacks, unwinding, Python frames, stacks, the recorder's lock, GPU "
      "times, compression) per thread, and write the sums into the trace; `streamhaz inspect` prints them",
      parse_self_profile, [](const TracerSettings& s) { return std::string(s.self_profile ? "on" : "off"); }},
+    {"STREAMHAZ_ALLOCATOR_HISTORY", "--allocator-history", "on|off",
+     "In PyTorch processes, record the caching allocator's history (each tensor's block and the Python line "
+     "that allocated it) so that findings name the tensor's own line, not only its segment's; costs host time "
+     "per allocation (docs/tracer.md)",
+     parse_allocator_history, [](const TracerSettings& s) { return std::string(s.allocator_history ? "on" : "off"); }},
     {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
      [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
 };

@@ -42,6 +42,36 @@ CallsiteId StackTable::intern(std::span<const RawFrame> frames, StackSource& sou
   return site;
 }
 
+CallsiteId StackTable::intern_named(std::span<const PythonFrameInfo> frames) {
+  if (frames.empty()) return 0;
+  if (callsites_.size() + frames.size() > max_callsites_) {
+    ++refused_;
+    return 0;
+  }
+  CallsiteId site = 0;
+  for (size_t i = frames.size(); i-- > 0;) site = callsite(site, named_frame_id(frames[i]));
+  return site;
+}
+
+FrameId StackTable::named_frame_id(const PythonFrameInfo& f) {
+  std::string key = f.file;
+  key += '\0';
+  key += f.function;
+  key += '\0';
+  key += std::to_string(f.line);
+  auto [it, added] = named_frames_.try_emplace(std::move(key), 0);
+  if (!added) return it->second;
+  FrameDef def;
+  def.kind = FrameKind::Python;
+  def.file = intern_(paths_.apply(f.file));
+  def.function = intern_(f.function);
+  def.line = f.line;
+  def.id = next_frame_++;
+  emit_(def);
+  it->second = def.id;
+  return def.id;
+}
+
 FrameId StackTable::frame_id(const RawFrame& f, StackSource& source) {
   if (auto it = frames_.find(f); it != frames_.end()) return it->second;
   FrameDef def;

@@ -68,6 +68,14 @@ struct BufferRef {
   // The allocation is a PyTorch caching-allocator segment: it serves many tensors, and its
   // stack is the first request's, not this tensor's.
   bool caching_allocator = false;
+  // The tensor the bytes belong to, from the allocator's own history (traces recorded with
+  // `--allocator-history on`): the block the allocator handed it, live when the later
+  // operation was issued, and where the program allocated it. In a caching-allocator segment
+  // without one, `tensor_unknown` says why.
+  uint64_t tensor = 0;  // the block's address; 0: unknown
+  uint64_t tensor_bytes = 0;
+  Stack tensor_stack;
+  std::string tensor_unknown;
 };
 
 // PossibleRace: one side is known only from the pointer tier (a launch argument pointing into

@@ -14,8 +14,7 @@ namespace streamhaz::trace {
 
 // Version 2 added FootprintTier::Pointer, version 3 the call-stack records (FrameDef, ModuleDef,
 // CallsiteDef, StackRef), version 4 compressed chunks, version 5 RangeEdge; older traces are
-// read as they are.
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 
 using StringId = uint32_t;  // 0: no string
 using StreamId = uint32_t;
@@ -411,13 +410,30 @@ struct RangeEdge {
   bool operator==(const RangeEdge&) const = default;
 };
 
+// A block a caching allocator handed to a tensor, from the allocator's own history (PyTorch's
+// allocator history, recorded with `streamhaz run --allocator-history on`): its bytes, device,
+// the stream it was allocated for (the CUstream value, 0: the legacy default stream) and the
+// stack that asked for it (Python frames, in the same call-site tree as the API records'). The
+// history reaches the tracer when the process exits, so these records come last; `before_seq`
+// places the allocation among the API calls: it came before the call with that seq and after
+// the one before it (0: before the first call the tracer could place it by) (version 6).
+struct TensorAlloc {
+  uint64_t before_seq = 0;
+  uint64_t ptr = 0;
+  uint64_t bytes = 0;
+  uint32_t device = 0;
+  uint64_t stream = 0;
+  CallsiteId callsite = 0;
+  bool operator==(const TensorAlloc&) const = default;
+};
+
 // The on-disk tag of a record is its variant index + 1: new kinds are appended, so the tags of
 // older versions keep their meaning.
 using Record = std::variant<StringDef, Meta, HostThread, StreamCreate, StreamName, EventCreate,
                             EventRecord, EventWait, EventSync, EventQuery, StreamSync, StreamQuery,
                             DeviceSync, Kernel, Memcpy, Memset, HostFunc, Nccl, Alloc, Free,
                             BufferName, Access, CaptureBegin, CaptureEnd, GraphLaunch, Timing, End,
-                            FrameDef, ModuleDef, CallsiteDef, StackRef, RangeEdge>;
+                            FrameDef, ModuleDef, CallsiteDef, StackRef, RangeEdge, TensorAlloc>;
 
 // The on-disk tag of a record is its variant index + 1.
 inline constexpr uint8_t kRecordKindCount = std::variant_size_v<Record>;

@@ -19,6 +19,8 @@
 #include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/flat_map.h"
 #include "streamhaz/tracer/self_profile.h"
+#include "streamhaz/tracer/allocator_history.h"
+#include "streamhaz/tracer/call_clock.h"
 #include "streamhaz/tracer/stack_table.h"
 
 namespace streamhaz::tracer {
@@ -207,6 +209,15 @@ class Recorder {
 
   void meta(std::string json);
 
+  // PyTorch's allocator history (allocator_history.h). The call clock samples the wall-clock
+  // time of every call from now on, so that allocations stamped with Unix time can be placed
+  // among the calls when the history arrives at exit; each becomes a TensorAlloc with its
+  // Python stack, then a Meta says what was recorded. Returns the allocations written.
+  void enable_call_clock();
+  size_t allocator_history(const std::vector<HistoryAllocation>& allocations);
+  // The history could not be had (not a PyTorch process, another allocator...): the Meta says why.
+  void allocator_history_unavailable(std::string_view why);
+
   // A record the glue could not make (it caught an exception, such as out of memory in a
   // callback): counted without the lock, and the count reaches the trace (Session writes it
   // as "dropped_records"), so that check can say the trace is incomplete.
@@ -314,7 +325,11 @@ class Recorder {
   }
 
   // All below require mu_.
-  uint64_t next_seq() { return ++seq_; }
+  uint64_t next_seq() {
+    ++seq_;
+    if (call_clock_) call_clock_->on_call(seq_, unix_time_us());
+    return seq_;
+  }
   void emit(const trace::Record& r) {
     if (stacks_) emit_with_stack(r);
     else sink_.add(r);
@@ -398,6 +413,7 @@ class Recorder {
   std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
   std::vector<std::pair<uint64_t, uint64_t>> cut_scratch_;  // scratch: a coarse range cut at allocations
   std::atomic<uint64_t> dropped_{0};
+  std::unique_ptr<CallClock> call_clock_;  // only with --allocator-history
 };
 
 // The calling thread's kernel id (gettid), cached per thread.

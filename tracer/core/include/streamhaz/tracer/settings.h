@@ -51,6 +51,7 @@ struct TracerSettings {
   std::chrono::milliseconds flush_period{1000};  // 0: only at exit
   bool disabled = false;
   bool self_profile = false;  // time the tracer's own phases (self_profile.h)
+  bool allocator_history = false;  // PyTorch's allocator history (allocator_history.h)
 };
 
 struct SettingSpec {

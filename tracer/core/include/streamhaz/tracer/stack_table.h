@@ -77,6 +77,11 @@ class StackTable {
   // once the table is full (max_callsites: a program generating code without end).
   trace::CallsiteId intern(std::span<const RawFrame> frames, StackSource& source);
 
+  // The call site of frames known only by name (innermost first): a stack another recorder
+  // took, such as PyTorch's allocator history. Frames of equal file, function and line share
+  // one FrameDef; 0 for no frames or a full table.
+  trace::CallsiteId intern_named(std::span<const PythonFrameInfo> frames);
+
   size_t callsites() const { return callsites_.size(); }
   size_t frames() const { return next_frame_ - 1; }
   uint64_t refused() const { return refused_; }
@@ -97,6 +102,7 @@ class StackTable {
   };
 
   trace::FrameId frame_id(const RawFrame& f, StackSource& source);
+  trace::FrameId named_frame_id(const PythonFrameInfo& f);
   trace::ModuleId module_id(uint64_t pc, StackSource& source, uint64_t& base);
   trace::CallsiteId callsite(trace::CallsiteId parent, trace::FrameId frame);
 
@@ -108,6 +114,7 @@ class StackTable {
   std::unordered_map<RawFrame, trace::FrameId, FrameHash> frames_;
   // Python frames by (code, file object, line): instruction offsets of one line share a frame.
   std::unordered_map<RawFrame, trace::FrameId, FrameHash> python_lines_;
+  std::unordered_map<std::string, trace::FrameId> named_frames_;  // "file\0function\0line"
   std::unordered_map<uint64_t, trace::CallsiteId> callsites_;  // parent << 32 | frame
   std::vector<Module> modules_;                                // sorted by base
   trace::FrameId next_frame_ = 1;
