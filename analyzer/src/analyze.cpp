@@ -138,6 +138,7 @@ TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
   s.operations = engine.operations();
   s.truncated = r.truncated();
   s.truncation = r.truncation();
+  s.unobserved = r.unobserved();
   s.records_lost = r.records_lost();
   s.strings_cut_note = r.strings_cut_note();
   if (auto d = r.header().find("dropped_records"); d != r.header().end() && d->is_number_unsigned())
@@ -148,7 +149,10 @@ TraceSummary summarise(const trace::TraceReader& r, const RankEngine& engine) {
 }
 
 void trace_warnings(const TraceSummary& s, std::vector<std::string>& warnings) {
-  if (s.truncated)
+  if (s.truncated && s.unobserved)
+    warnings.push_back(fmt::format("trace of a run observed only in part, analysed as far as it goes ({} operations): {}",
+                                   s.operations, s.truncation));
+  else if (s.truncated)
     warnings.push_back(fmt::format("truncated trace analysed up to its last whole chunk ({} operations; {}what "
                                    "the process did after its last flush is not in the file): {}",
                                    s.operations,

@@ -266,6 +266,17 @@ void TraceReader::take_meta_or_end(const Record& out, size_t start) {
       fail_in_payload(start, "end record counts " + std::to_string(std::get<End>(out).records) +
                                         " records, file has " + std::to_string(records_read_ - 1));
     saw_end_ = true;
+    // A tracer that stepped aside for another CUPTI client (docs/tracer.md) closed its trace
+    // cleanly, but the run went on unobserved: as unchecked as a cut-off trace.
+    if (const auto u = header_.find("unobserved"); u != header_.end() && u->is_object()) {
+      truncated_ = unobserved_ = true;
+      const auto from = u->find("from_seq");
+      const auto why = u->find("reason");
+      truncation_ = path_ + ": the tracer stopped observing the run at call #" +
+                    (from != u->end() && from->is_number_unsigned() ? std::to_string(from->get<uint64_t>()) : "?") +
+                    " (" + (why != u->end() && why->is_string() ? why->get<std::string>() : "no reason given") +
+                    "); the rest of the run is not in the trace";
+    }
   }
 }
 

@@ -9,6 +9,8 @@
 //   bad/        rank0.shz with one byte of its first chunk flipped (checksum mismatch)
 //   truncated/  rank0.shz of racy intact, rank1.shz cut off inside a chunk
 //   truncated-clean/  the same cut of clean: no finding, but part of the run went unchecked
+//   stepped-aside/  clean, but rank 1's tracer stepped aside for another CUPTI client (a
+//               profiler): its trace ends cleanly and says from which call it saw nothing
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
 //               its header says GPU times were sampled, and holds the tracer's self-profile
 //   hostile/    1 rank whose host, command, device and stream names hold ESC sequences, a C1
@@ -165,6 +167,14 @@ int main(int argc, char** argv) {
   fs::copy_file(root / "clean" / "rank0.shz", root / "truncated-clean" / "rank0.shz");
   const std::string clean1 = read_file(root / "clean" / "rank1.shz");
   write_file(root / "truncated-clean" / "rank1.shz", clean1.substr(0, clean1.size() - 7));
+
+  {
+    TraceBuilder run(2);
+    for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), true);
+    run.rank(1).add(Meta{R"({"unobserved":{"from_seq":40,"reason":"libtorch_cpu.so subscribed to CUPTI, which )"
+                         R"(takes one subscriber (a profiler such as torch.profiler); the tracer gave it up"}})"});
+    run.write_dir((root / "stepped-aside").string());
+  }
 
   {
     TraceBuilder run(1);

@@ -115,3 +115,22 @@ TEST_CASE("a writer abandoned mid-run leaves a readable truncated trace", "[form
   CHECK(n > 0);
   CHECK(n < records.size());
 }
+
+TEST_CASE("a trace whose tracer stepped aside ends cleanly but reads as truncated, with why and where",
+          "[format][truncation]") {
+  std::string path = temp_path("stepped_aside.shz");
+  {
+    TraceFileWriter w(path, test_header());
+    for (const Record& r : many_records(50)) w.add(r);
+    w.add(Meta{R"({"unobserved":{"from_seq":4242,"reason":"libtorch_cpu.so subscribed to CUPTI"}})"});
+    w.close();
+  }
+  TraceReader reader(path);
+  Record r;
+  while (reader.next(r)) {
+  }
+  CHECK(reader.truncated());
+  CHECK_THAT(reader.truncation(), Catch::Contains("stopped observing the run at call #4242") &&
+                                      Catch::Contains("libtorch_cpu.so subscribed to CUPTI"));
+  CHECK(reader.records_lost() == 0);
+}

@@ -128,3 +128,21 @@ TEST_CASE("operations left waiting when a window closed are forgotten, later one
   CHECK(timings[0].op_seq == log.all<Kernel>()[1].op.seq);
   CHECK(timings[1].op_seq == log.all<GraphLaunch>()[1].op.seq);
 }
+
+TEST_CASE("a recorder that stopped observing says from which call and records nothing more") {
+  RecordLog log;
+  Recorder rec(log);
+  rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));
+  const uint64_t last = rec.last_seq();
+  CHECK(rec.stop_observing("another CUPTI client subscribed") == last + 1);
+  const size_t before = log.records.size();
+  rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));
+  rec.event_recorded(5, StreamRef{0, 0});
+  rec.nvtx_push("step");
+  CHECK(log.records.size() == before);
+  const auto metas = log.all<Meta>();
+  REQUIRE(metas.size() == 1);
+  CHECK_THAT(metas[0].json, Catch::Contains("\"unobserved\"") && Catch::Contains("\"from_seq\":" + std::to_string(last + 1)));
+  CHECK(rec.stop_observing("again") == rec.last_seq() + 1);  // a second stop writes nothing
+  CHECK(log.all<Meta>().size() == 1);
+}

@@ -266,4 +266,14 @@ void stop_activity_sampler() {
 
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
+void give_up_activity() {
+  stop_activity_sampler();
+  if (step_times) {
+    std::lock_guard lock(step_times->mu);
+    step_times->failed = true;  // no step switches collection on again
+  }
+  flush_activity();
+  stop_collecting();
+}
+
 }  // namespace streamhaz::tracer::glue

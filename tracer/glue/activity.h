@@ -14,6 +14,7 @@ namespace streamhaz::tracer::glue {
 bool start_activity(TimingPolicy& policy, std::string& why_not);
 void stop_activity_sampler();  // joins the window thread, if any; collection stays as it is
 void flush_activity();         // blocks until CUPTI delivered every buffer
+void give_up_activity();       // for good: delivers what CUPTI holds, then collects nothing more
 // GPU times by steps: the program began step `index` (0 for its first) or ended it.
 void on_step_begin(int index);
 void on_step_end();

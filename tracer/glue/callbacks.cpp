@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_facts.h"
+#include "cupti_handoff.h"
 #include "driver_decode.h"
 #include "stack_capture.h"
 #include "tracer_state.h"
@@ -69,23 +70,35 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
+CUpti_SubscriberHandle subscriber = nullptr;  // while the tracer holds CUPTI
+
 }  // namespace
 
+bool holds_cupti() { return subscriber != nullptr; }
+
+bool unsubscribe_callbacks() {
+  if (!subscriber) return false;
+  cuptiUnsubscribe(subscriber);
+  subscriber = nullptr;
+  return true;
+}
+
 bool subscribe_callbacks(std::string& why_not) {
-  CUpti_SubscriberHandle subscriber;
-  CUptiResult r = cuptiSubscribe(&subscriber, on_callback, nullptr);
+  // CUPTI's own entry point: the name cuptiSubscribe is the tracer's hand-off (cupti_handoff.h).
+  CUptiResult r = cupti_subscribe(&subscriber, on_callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;
     cuptiGetResultString(r, &text);
     why_not = std::string("cannot subscribe to CUPTI (") + (text ? text : "error") +
               (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "; another profiler holds it" : "") + ")";
+    subscriber = nullptr;
     return false;
   }
   // The table that dispatches is the one that enables.
   for (const DriverCall& call : traced_driver_calls()) {
     if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, call.cbid) != CUPTI_SUCCESS) {
       why_not = std::string("cannot enable CUPTI driver callback ") + call.name;
-      cuptiUnsubscribe(subscriber);
+      unsubscribe_callbacks();
       return false;
     }
   }

@@ -8,5 +8,8 @@ namespace streamhaz::tracer::glue {
 // Subscribes and enables the driver API calls the trace needs. False (with the reason) when
 // CUPTI is already taken by another tool or refuses.
 bool subscribe_callbacks(std::string& why_not);
+// Gives CUPTI back (cupti_handoff.cpp: another client asked for it); false when not subscribed.
+bool unsubscribe_callbacks();
+bool holds_cupti();
 
 }  // namespace streamhaz::tracer::glue

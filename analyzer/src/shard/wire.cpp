@@ -26,7 +26,7 @@ template <class C> void visit_fields(C& c, Finding& f) {
 }
 template <class C> void visit_fields(C& c, TraceSummary& s) {
   c.str(s.path); c.i(s.rank); c.u(s.records); c.u(s.operations); c.b(s.truncated); c.str(s.truncation);
-  c.u(s.records_lost); c.u(s.dropped_records); c.u(s.exact_tier_pointer_only);
+  c.u(s.records_lost); c.u(s.dropped_records); c.u(s.exact_tier_pointer_only); c.b(s.unobserved);
 }
 template <class C> void visit_fields(C& c, PostRecord& p) {
   c.u(p.index);

@@ -2,6 +2,8 @@
 // correlation id, and Meta records.
 #include "streamhaz/tracer/recorder.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <utility>
 
@@ -84,6 +86,14 @@ void Recorder::forget_timings_through(uint64_t seq) {
 void Recorder::meta(std::string json) {
   TimedLock lock(mu_);
   emit(Meta{std::move(json)});
+}
+
+uint64_t Recorder::stop_observing(std::string_view why) {
+  TimedLock lock(mu_);
+  const uint64_t from = seq_ + 1;
+  if (!stopped_) sink_.add(Meta{nlohmann::json{{"unobserved", {{"from_seq", from}, {"reason", std::string(why)}}}}.dump()});
+  stopped_ = true;
+  return from;
 }
 
 uint64_t Recorder::last_seq() const {

@@ -111,6 +111,7 @@ struct TraceSummary {
   uint64_t operations = 0;
   bool truncated = false;
   std::string truncation;
+  bool unobserved = false;  // truncated because the tracer stopped observing, not cut off
   uint64_t records_lost = 0;     // at least this many records of a truncated trace are lost
   uint64_t dropped_records = 0;  // records the tracer could not make (it says so in the trace)
   // A trace of the exact tier: kernels whose footprint is only their pointer arguments (launches

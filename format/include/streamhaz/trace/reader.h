@@ -65,6 +65,9 @@ class TraceReader {
 
   bool truncated() const { return truncated_; }
   const std::string& truncation() const { return truncation_; }  // why, where
+  // Truncated because the tracer stopped observing (it stepped aside for another CUPTI client),
+  // not cut off: nothing of what it recorded is lost.
+  bool unobserved() const { return unobserved_; }
   // Records known to be lost: those a cut-off chunk's header counts. A lower bound: what the
   // process did after its last flush left no trace at all.
   uint64_t records_lost() const { return records_lost_; }
@@ -111,6 +114,7 @@ class TraceReader {
   bool truncated_ = false;
   bool saw_end_ = false;
   std::string truncation_;
+  bool unobserved_ = false;
   uint64_t records_read_ = 0;
   uint64_t strings_cut_ = 0;
   uint64_t records_lost_ = 0;

@@ -215,6 +215,10 @@ class Recorder {
   // Python stack, then a Meta says what was recorded. Returns the allocations written.
   void enable_call_clock();
   size_t allocator_history(const std::vector<HistoryAllocation>& allocations);
+  // Records nothing from now on, after a Meta saying why and from which seq ("unobserved": the
+  // reader marks such a trace truncated there). Returns that seq.
+  uint64_t stop_observing(std::string_view why);
+
   // The history could not be had (not a PyTorch process, another allocator...): the Meta says why.
   void allocator_history_unavailable(std::string_view why);
 
@@ -331,6 +335,7 @@ class Recorder {
     return seq_;
   }
   void emit(const trace::Record& r) {
+    if (stopped_) return;
     if (stacks_) emit_with_stack(r);
     else sink_.add(r);
   }
@@ -414,6 +419,7 @@ class Recorder {
   std::vector<std::pair<uint64_t, uint64_t>> cut_scratch_;  // scratch: a coarse range cut at allocations
   std::atomic<uint64_t> dropped_{0};
   std::unique_ptr<CallClock> call_clock_;  // only with --allocator-history
+  bool stopped_ = false;                    // stop_observing(): nothing more is emitted
 };
 
 // The calling thread's kernel id (gettid), cached per thread.
