@@ -463,3 +463,68 @@ TEST_CASE("oversync: a query that observes completion on its own orders what it 
 }
 
 }  // namespace streamhaz::testing
+
+namespace streamhaz::testing {
+namespace {
+
+// As setup_then_steps, but with no NVTX range: a broadcast and `setup_syncs` device
+// synchronisations first, then steps that each all-reduce twice (two bucket sizes) and end
+// waiting for their loss (cudaStreamSynchronize).
+TraceBuilder setup_then_unmarked_steps(int setup_syncs, int steps) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X"), z = r0.alloc(4096, "Z"), g = r0.alloc(1 << 16, "G");
+  r0.nccl(c, NcclKind::Broadcast, g, g, 1024, TraceBuilder::comm(0), 20, 0);
+  for (int i = 0; i < setup_syncs; ++i) {
+    r0.kernel(c, "init", {writes(z, 64)}, 1);
+    r0.device_sync();
+  }
+  for (int i = 0; i < steps; ++i) {
+    const EventId e = r0.event(), again = r0.event();
+    r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+    r0.record(e, r);
+    r0.wait(c, e);
+    r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+    r0.all_reduce(r, g, g, 1024, TraceBuilder::comm(0));
+    r0.all_reduce(r, g, g, 2048, TraceBuilder::comm(0));
+    r0.record(again, r);
+    r0.wait(c, again);  // redundant
+    r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
+    r0.stream_sync(c);
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("oversync: without a step range, the steps are the repeating pattern of collectives and host syncs",
+          "[oversync][steps]") {
+  const SyncReport rep = sync_report(setup_then_unmarked_steps(300, 5));
+  CHECK_THAT(rep.scope, Catch::Contains("steps 2 to 5 of 5") && Catch::Contains("warm-up") &&
+                            Catch::Contains("the repeating pattern of 3 collectives and host synchronisations"));
+  bool protects = false, redundant = false, setup = false;
+  for (const auto& v : rep.verdicts) {
+    protects |= v.verdict == SyncJudgement::Protects;
+    redundant |= v.verdict == SyncJudgement::Redundant && v.what.find("cudaStreamWaitEvent") != std::string::npos;
+    setup |= v.what.find("cudaDeviceSynchronize") != std::string::npos;
+  }
+  CHECK(protects);
+  CHECK(redundant);
+  CHECK_FALSE(setup);  // the set-up's synchronisations are not judged
+}
+
+TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start", "[oversync][steps]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute");
+  const uint64_t g = r0.alloc(1 << 16, "G");
+  for (int i = 1; i <= 6; ++i) {  // every collective of another size: no period
+    r0.all_reduce(c, g, g, 64 * i, TraceBuilder::comm(0));
+    r0.stream_sync(c);
+  }
+  const SyncReport rep = sync_report(run);
+  CHECK_THAT(rep.scope, Catch::Contains("the run's start in traces without steps"));
+}
+
+}  // namespace streamhaz::testing

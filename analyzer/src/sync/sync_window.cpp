@@ -10,6 +10,7 @@
 
 #include "analysis_parts.h"
 #include "replay/steps.h"
+#include "sync/pattern_steps.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
@@ -31,6 +32,7 @@ struct TraceShape {
   std::vector<uint64_t> capture_records;  // record indices of capture begins
   uint64_t records = 0;
   bool range_edges = false;
+  size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (no range)
 };
 
 // GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
@@ -40,39 +42,81 @@ void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
   if (after != steps.begin() && op_seq <= std::prev(after)->last_seq) ++std::prev(after)->timed;
 }
 
+// Adds record `index` to the step it belongs to (steps grow in order).
+void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step, int& current) {
+  if (step >= 0 && step != current) {
+    current = step;
+    t.steps.resize(step + 1);
+    t.steps[step].first_record = index;
+  }
+  if (current < 0) return;
+  StepShape& s = t.steps[current];
+  ++s.records;
+  if (step == current) s.last_record = index;
+  if (sync_kind(r)) ++s.syncs;
+  if (step == current && step >= 0) {
+    const uint64_t seq = trace::api_seq(r);
+    s.first_seq = std::min(s.first_seq, seq);
+    s.last_seq = std::max(s.last_seq, seq);
+  }
+}
+
+// A second read of a trace without a step range, its steps starting at `starts` (record
+// indices), none from `end` on.
+void shape_by_starts(const std::string& file, const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) {
+  trace::TraceReader reader(file);
+  trace::Record r;
+  uint64_t index = 0;
+  int current = -1;
+  t.steps.clear();
+  try {
+    while (reader.next(r)) {
+      if (trace::is_stack_record(r)) continue;
+      const uint64_t at = index++;
+      if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
+      const int step =
+          at >= end ? -1 : static_cast<int>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin()) - 1;
+      // Every call from a step's start to the next one's is the step's (as with range edges).
+      add_to_step(t, r, at, trace::api_seq(r) ? step : -1, current);
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("reading", file, reader.records_read());
+  }
+}
+
 TraceShape shape_of(const std::string& file, const std::string& step_range) {
   TraceShape t;
   trace::TraceReader reader(file);
   StepFinder finder(step_range);
   trace::Record r;
   int current = -1;  // the step the records belong to (from its first call on)
+  std::vector<PatternToken> tokens;  // for a trace without the range
+  uint64_t token_seq = 0;            // the last token's call
   try {
     while (reader.next(r)) {
+      if (const auto* ref = std::get_if<trace::StackRef>(&r); ref && !tokens.empty() && ref->seq == token_seq)
+        add_call_site(tokens.back(), ref->callsite);
       if (trace::is_stack_record(r)) continue;
       const uint64_t index = t.records++;
       if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
       if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
-      const int step = finder.feed(r);
-      if (step >= 0 && step != current) {
-        current = step;
-        t.steps.resize(step + 1);
-        t.steps[step].first_record = index;
+      if (PatternToken token; t.steps.empty() && pattern_token(r, index, token)) {
+        tokens.push_back(token);
+        token_seq = trace::api_seq(r);
       }
-      if (current < 0) continue;
-      StepShape& s = t.steps[current];
-      ++s.records;
-      if (step == current) s.last_record = index;
-      if (sync_kind(r)) ++s.syncs;
-      if (step == current && step >= 0) {
-        const uint64_t seq = trace::api_seq(r);
-        s.first_seq = std::min(s.first_seq, seq);
-        s.last_seq = std::max(s.last_seq, seq);
-      }
+      add_to_step(t, r, index, finder.feed(r), current);
     }
   } catch (const std::bad_alloc&) {
     throw OutOfMemory("reading", file, reader.records_read());
   }
   t.range_edges = finder.range_edges();
+  if (t.steps.empty()) {
+    const PatternSteps pattern = find_pattern_steps(tokens);
+    if (pattern.period) {
+      t.pattern_period = pattern.period;
+      shape_by_starts(file, pattern.starts, pattern.end, t);
+    }
+  }
   return t;
 }
 
@@ -96,6 +140,7 @@ JudgedWindow choose(const TraceShape& t, const WindowBudget& b) {
     syncs += t.steps[last].syncs;
   }
   w.from_steps = true;
+  w.pattern_period = t.pattern_period;
   w.first_step = static_cast<int>(first) + 1;
   w.last_step = static_cast<int>(last) + 1;
   // With range edges the window starts where the warm-up ended, so that what a script does
@@ -213,10 +258,13 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
 
 std::string describe_windows(const std::vector<JudgedWindow>& windows, const WindowBudget& budget) {
   std::set<std::tuple<int, int, int>> shapes;
-  bool prefix = false;
+  std::set<size_t> periods;  // of windows whose steps come from a repeating pattern
+  bool prefix = false, ranged = false;
   for (const JudgedWindow& w : windows) {
     if (w.from_steps) shapes.insert({w.first_step, w.last_step, w.steps});
     else prefix = true;
+    if (w.from_steps && w.pattern_period) periods.insert(w.pattern_period);
+    if (w.from_steps && !w.pattern_period) ranged = true;
   }
   std::vector<std::string> parts;
   for (const auto& [a, b, n] : shapes)
@@ -225,7 +273,16 @@ std::string describe_windows(const std::vector<JudgedWindow>& windows, const Win
   if (!parts.empty()) {
     text = parts[0];
     for (size_t i = 1; i < parts.size(); ++i) text += ", " + parts[i];
-    text += fmt::format(" (NVTX range '{}'", budget.step_range);
+    std::string source;
+    if (ranged) source = fmt::format("NVTX range '{}'", budget.step_range);
+    if (!periods.empty()) {
+      std::string sizes;
+      for (size_t p : periods) sizes += (sizes.empty() ? "" : "/") + std::to_string(p);
+      source += fmt::format("{}the repeating pattern of {} collectives and host synchronisations{}",
+                            ranged ? "; elsewhere " : "", sizes,
+                            ranged ? "" : fmt::format(", no NVTX range '{}'", budget.step_range));
+    }
+    text += " (" + source;
     const bool warm = std::any_of(windows.begin(), windows.end(),
                                   [&](const JudgedWindow& w) { return w.from_steps && w.first_step > 1; });
     if (warm) text += fmt::format(", the first {} taken as warm-up", budget.warmup_steps == 1 ? std::string("step")

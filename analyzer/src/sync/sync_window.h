@@ -1,6 +1,7 @@
 // The part of a run the over-synchronisation pass judges (docs/sync-and-replay.md, "What is
 // judged"): the training steps after the warm-up, as many as the record and synchronisation
-// budgets allow. On a real job the trace's first records are process-group set-up, model
+// budgets allow. Steps are the instances of the step range, or, in a trace without it, the
+// periods of its repeating collectives and host synchronisations (pattern_steps.h). On a real job the trace's first records are process-group set-up, model
 // broadcast and engine initialisation; a window over them judged no training step.
 //
 // The records before the judged steps are left out but for what keeps the rest meaningful
@@ -27,6 +28,7 @@ struct StartFence {
 
 struct JudgedWindow {
   bool from_steps = false;  // false: the run from its start (no steps found)
+  size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (pattern_steps.h)
   int first_step = 0, last_step = 0, steps = 0;  // 1-based, of `steps` in the trace
   uint64_t first_seq = 0;     // syncs before it are not judged
   uint64_t first_record = 0;  // operations before it (by record index) are left out
