@@ -95,6 +95,12 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   const auto& b = f.buffer;
   const analysis::StackFrame* site = innermost_user_frame(b.alloc_stack);
   const std::string where = printable(frame_brief(site ? *site : b.alloc_stack.front()));
+  // A segment PyTorch's allocator requested on one of its own threads (autograd's backward) has
+  // only native frames: the innermost is the allocator's, which names nothing of the program.
+  const std::string requested = site || !b.caching_allocator
+                                    ? "at " + where
+                                    : std::string("by native code alone (no Python frame: a PyTorch thread such as "
+                                                  "autograd's backward)");
   const uint64_t lo = b.alloc_base + b.offset - b.allocation;  // within the traced allocation
   const std::string range = fmt::format("bytes [{}, {})", lo, lo + b.bytes);
   const std::string named = b.name == fmt::format("allocation {:#x}", b.alloc_base) ? "" : printable(b.name) + ": ";
@@ -111,8 +117,8 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
     else
       out << fmt::format("and the tensors after it: {} of the segment", range);
     if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
-    out << fmt::format("; it lies in a caching-allocator segment ({:#x}, {}) first requested at {}",
-                       b.allocation, plural(b.allocation_bytes, "byte", "bytes"), where);
+    out << fmt::format("; it lies in a caching-allocator segment ({:#x}, {}) first requested {}",
+                       b.allocation, plural(b.allocation_bytes, "byte", "bytes"), requested);
     if (!b.tensor_stack.empty()) {
       out << "\n    Tensor allocation stack:\n";
       write_stack(out, b.tensor_stack, full);
@@ -125,8 +131,8 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   }
   if (b.caching_allocator)
     out << fmt::format("  Buffer: {}a PyTorch caching-allocator segment serving many tensors ({:#x}, {}; the segment "
-                       "was first requested at {}, which need not be this tensor's line); this tensor: {} of it",
-                       named, b.allocation, plural(b.allocation_bytes, "byte", "bytes"), where, range);
+                       "was first requested {}, which need not be this tensor's line); this tensor: {} of it",
+                       named, b.allocation, plural(b.allocation_bytes, "byte", "bytes"), requested, range);
   else
     out << fmt::format("  Buffer: {}allocation at {} ({:#x}, {}), {}", named, where, b.allocation,
                        plural(b.allocation_bytes, "byte", "bytes"), range);

@@ -28,6 +28,7 @@ struct Options {
   // PyTorch's allocator history (caching_allocator only): none, handed over, refused with a
   // reason, or switched on but never handed over.
   enum class History { None, Recorded, Unavailable, Requested } history = History::None;
+  bool segment_from_native_thread = false;  // caching_allocator: requested with no Python frame (autograd's thread)
 };
 
 constexpr const char* kSite = "/opt/venv/lib/python3.10/site-packages/";
@@ -53,7 +54,8 @@ TraceBuilder bucket_race(const Options& o) {
   const ModuleId c10 = r.module("/opt/venv/lib/python3.10/site-packages/torch/lib/libc10_cuda.so", 0x7f1000000000,
                                 0x100000, "00112233");
   const CallsiteId init = r.stack({py(kStage, 120, "__init__"), py("/home/user/train.py", 30, "main")});
-  const CallsiteId alloc = o.caching_allocator
+  const CallsiteId alloc = o.segment_from_native_thread ? r.stack({native(c10, 0x4242), native(c10, 0x5151)})
+                           : o.caching_allocator
                                ? r.stack({native(c10, 0x4242), py("/opt/venv/lib/python3.10/site-packages/torch/"
                                                                   "cuda/memory.py", 80, "empty"),
                                           py(kStage, 130, "__init__"), py("/home/user/train.py", 30, "main")})
@@ -304,6 +306,17 @@ TEST_CASE("the allocator history names the tensor's own line, live when the late
   CHECK(tensor["stack"][0]["line"] == 135);
   // Where stacks are off the history changes nothing in the finding's identity.
   CHECK(res.findings[0].key == attributed(bucket_race({.caching_allocator = true})).findings[0].key);
+}
+
+TEST_CASE("a segment requested on a thread without Python is not named by the allocator's own frame",
+          "[attribution]") {
+  const AnalysisResult res = attributed(bucket_race(
+      {.caching_allocator = true, .history = Options::History::Recorded, .segment_from_native_thread = true}));
+  REQUIRE(res.findings.size() == 1);
+  CHECK(res.findings[0].buffer.caching_allocator);
+  const std::string text = text_of(res);
+  CHECK_THAT(text, Catch::Contains("a tensor allocated at stage_1_and_2.py:135 in initialize_ipg_bucket") &&
+                       Catch::Contains("first requested by native code alone (no Python frame"));
 }
 
 TEST_CASE("without the allocator history a caching-allocator finding says why the tensor is unknown",
