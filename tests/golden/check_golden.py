@@ -35,40 +35,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from report_frames import frames  # noqa: E402
 
 
-def stack_line_problems(streamhaz, folder, extra, stack_lines, report):
-    """The findings must name each `what: file:line` of the manifest, in the text report and as
-    a frame of the JSON report (file compared by its last component: the trace holds the path the
-    script was run by)."""
-    text = subprocess.run([streamhaz, "check", "--fail-on", "none", folder, *extra],
-                          capture_output=True, text=True).stdout
-    seen = {(f["file"].rsplit("/", 1)[-1], f["line"]) for x in report["findings"] for f in frames(x)}
+def line_problems(text, report, lines, frames_of, said_as="", found_in="any stack"):
+    """Each `what: file:line` of `lines` must be named in the check's text report (after
+    `said_as`) and be a frame among `frames_of(finding)` of some JSON finding (file compared by its
+    last component: the trace holds the path the script was run by)."""
+    seen = {(f["file"].rsplit("/", 1)[-1], f["line"]) for x in report["findings"] for f in frames_of(x)}
     problems = []
-    for what, where in stack_lines.items():
+    for what, where in lines.items():
         path, line = where.rsplit(":", 1)
         base = path.rsplit("/", 1)[-1]
-        if f"{base}:{line}" not in text:
-            problems.append(f"the text report does not name the {what} ({base}:{line})")
+        if f"{said_as}{base}:{line}" not in text:
+            problems.append(f"the text report does not name the {what} ({said_as}{base}:{line})")
         if (base, int(line)) not in seen:
-            problems.append(f"no JSON finding carries a frame at the {what} ({base}:{line})")
+            problems.append(f"no JSON finding carries the {what} ({base}:{line}) in {found_in}")
     return problems
 
 
-def tensor_line_problems(streamhaz, folder, extra, tensor_lines, report):
-    """Each `what: file:line` of `tensor_lines` is the line that allocated a finding's tensor (from
-    the allocator history): named in the text report and a frame of that tensor's JSON stack."""
-    text = subprocess.run([streamhaz, "check", "--fail-on", "none", folder, *extra],
-                          capture_output=True, text=True).stdout
-    tensors = [x["buffer"].get("tensor") or {} for x in report["findings"]]
-    problems = []
-    for what, where in tensor_lines.items():
-        path, line = where.rsplit(":", 1)
-        base = path.rsplit("/", 1)[-1]
-        if f"a tensor allocated at {base}:{line}" not in text:
-            problems.append(f"the text report does not name the {what} as a tensor's line ({base}:{line})")
-        if not any((f["file"].rsplit("/", 1)[-1], f["line"]) == (base, int(line))
-                   for t in tensors for f in t.get("stack", [])):
-            problems.append(f"no JSON finding's tensor stack has a frame at the {what} ({base}:{line})")
-    return problems
+def tensor_frames(finding):
+    """The frames of the stack that allocated a finding's tensor (from the allocator history)."""
+    return (finding["buffer"].get("tensor") or {}).get("stack", [])
 
 
 def oversync_problems(entry, over, report):
@@ -161,10 +146,12 @@ def main():
             problems.append("no ipg_buffer race between the compute-stream copy and the reduction side")
         if not any("ncclAllReduce" in x["first"]["kind"] or "ncclAllReduce" in x["second"]["kind"] for x in ipg):
             problems.append("no ipg_buffer race names the ncclAllReduce")
-    if entry.get("stack_lines"):
-        problems += stack_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["stack_lines"], report)
-    if entry.get("tensor_lines"):
-        problems += tensor_line_problems(streamhaz, f"{traces}/{folder}", extra, entry["tensor_lines"], report)
+    if entry.get("stack_lines") or entry.get("tensor_lines"):
+        text = subprocess.run([streamhaz, "check", "--fail-on", "none", f"{traces}/{folder}", *extra],
+                              capture_output=True, text=True).stdout
+        problems += line_problems(text, report, entry.get("stack_lines", {}), frames)
+        problems += line_problems(text, report, entry.get("tensor_lines", {}), tensor_frames,
+                                  "a tensor allocated at ", "a tensor's allocation stack")
     problems += oversync_problems(entry, over, report)
     if problems:
         print(f"{name}: {entry.get('command', '')}")
