@@ -56,7 +56,7 @@ TEST_CASE("a full call clock keeps its newest samples and cannot place what is o
 TEST_CASE("the Python side's history text is read whole or not at all") {
   const std::string good = std::string(kAllocatorHistoryMagic) +
                            "\nalloc 0 140000 4096 0 1700000000000001\n"
-                           "frame\t72\tmain\t/work/train.py\nframe\t131\t<module>\t/work/train.py\n"
+                           "frame\t72\tmain\t/home/user/train.py\nframe\t131\t<module>\t/home/user/train.py\n"
                            "alloc 1 150000 512 93000 1700000000000009\n";
   auto parsed = parse_allocator_history(good);
   REQUIRE(std::holds_alternative<std::vector<HistoryAllocation>>(parsed));
@@ -67,7 +67,7 @@ TEST_CASE("the Python side's history text is read whole or not at all") {
   REQUIRE(allocs[0].frames.size() == 2);
   CHECK(allocs[0].frames[0].line == 72);
   CHECK(allocs[0].frames[0].function == "main");
-  CHECK(allocs[0].frames[1].file == "/work/train.py");
+  CHECK(allocs[0].frames[1].file == "/home/user/train.py");
   CHECK(allocs[1].device == 1);
   CHECK(allocs[1].stream == 93000);
   CHECK(allocs[1].frames.empty());

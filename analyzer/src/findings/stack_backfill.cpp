@@ -108,6 +108,9 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
   std::vector<Located> located;
   // The allocator history comes at the end of the file: read on for it where buffers are wanted.
   const bool history = !wants.buffers.empty() && reader.header().contains("allocator_history");
+  std::vector<uint64_t> wanted_addresses;  // the history keeps only blocks holding one of them
+  for (const auto& [seq, bufs] : wants.buffers)
+    for (const BufferRef* buf : bufs) wanted_addresses.push_back(buf->alloc_base + buf->offset);
   std::vector<TensorBlock> blocks;
   std::map<StreamId, StreamFacts> streams;
   constexpr int kGraceRecords = 256;
@@ -116,7 +119,9 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
   trace::Record r;
   while (reader.next(r)) {
     if (const auto* t = std::get_if<trace::TensorAlloc>(&r)) {
-      if (history) blocks.push_back({t->before_seq, t->ptr, t->bytes, t->callsite});
+      const auto holds = [t](uint64_t addr) { return addr >= t->ptr && addr - t->ptr < t->bytes; };
+      if (history && std::any_of(wanted_addresses.begin(), wanted_addresses.end(), holds))
+        blocks.push_back({t->before_seq, t->ptr, t->bytes, t->callsite});
       continue;
     }
     if (const auto* ref = std::get_if<trace::StackRef>(&r)) {
@@ -131,8 +136,10 @@ void attach_rank(const std::string& path, RankWants& wants, NativeSymbolizer* sy
     if (!seq) continue;
     // A StackRef comes right after its record; records of other host threads may interleave a
     // little out of seq order, so stop a few records past the last one wanted.
-    if (seq > wants.last_seq && past_last > kGraceRecords) continue;  // only the history is read on
-    if (seq > wants.last_seq && ++past_last > kGraceRecords && !history) break;
+    if (seq > wants.last_seq && ++past_last > kGraceRecords) {
+      if (!history) break;
+      continue;  // only the allocator history, at the file's end, is read on
+    }
     if (auto b = wants.buffers.find(seq); b != wants.buffers.end()) {
       for (BufferRef* buf : b->second) {
         const uint64_t addr = buf->alloc_base + buf->offset;

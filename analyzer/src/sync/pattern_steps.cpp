@@ -42,10 +42,12 @@ bool pattern_token(const trace::Record& r, uint64_t record, PatternToken& out) {
     out = {record, key, false};
     return true;
   }
-  if (const auto* ss = std::get_if<trace::StreamSync>(&r)) key = mix(key, ss->stream);  // events are new each step
-  if (std::holds_alternative<trace::StreamSync>(r) || std::holds_alternative<trace::DeviceSync>(r) ||
-      std::holds_alternative<trace::EventSync>(r)) {
-    out = {record, key, true};
+  if (const auto* ss = std::get_if<trace::StreamSync>(&r)) {
+    out = {record, mix(key, ss->stream), true};
+    return true;
+  }
+  if (std::holds_alternative<trace::DeviceSync>(r) || std::holds_alternative<trace::EventSync>(r)) {
+    out = {record, key, true};  // not by event: each step records new ones
     return true;
   }
   return false;

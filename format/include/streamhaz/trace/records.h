@@ -13,7 +13,8 @@
 namespace streamhaz::trace {
 
 // Version 2 added FootprintTier::Pointer, version 3 the call-stack records (FrameDef, ModuleDef,
-// CallsiteDef, StackRef), version 4 compressed chunks, version 5 RangeEdge; older traces are
+// CallsiteDef, StackRef), version 4 compressed chunks, version 5 RangeEdge, version 6
+// TensorAlloc; older traces are read as they are.
 inline constexpr uint32_t kFormatVersion = 6;
 
 using StringId = uint32_t;  // 0: no string
