@@ -98,6 +98,8 @@ int run_replay(const ReplayCliOptions& o) {
   for (size_t i = 0; i < run.size(); ++i)
     std::cout << fmt::format("{}rank {} {}", i ? ", " : " (", run[i].rank, ms(measured.rank_step_ns[i]));
   std::cout << ")\n";
+  if (const std::string steps = analysis::describe_step_times(measured, run); !steps.empty())
+    std::cout << "  measured " << trace::printable(steps) << "\n";
   std::cout << fmt::format("  replayed unchanged: {} ({} against measured)\n", ms(unchanged.step_ns),
                            pct(unchanged.step_ns, measured.step_ns));
   if (!w.empty()) {

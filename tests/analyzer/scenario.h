@@ -50,8 +50,12 @@ inline std::vector<analysis::RankRecords> load(const TraceBuilder& run) {
 // The same analysis without files: the builder's records handed over in memory.
 inline std::vector<analysis::RankRecords> records_of(const TraceBuilder& run) {
   std::vector<analysis::RankRecords> ranks;
-  for (int r = 0; r < run.world_size(); ++r)
-    ranks.push_back({r, "rank" + std::to_string(r), const_cast<TraceBuilder&>(run).rank(r).records()});
+  for (int r = 0; r < run.world_size(); ++r) {
+    analysis::RankRecords& rr = ranks.emplace_back();
+    rr.rank = r;
+    rr.path = "rank" + std::to_string(r);
+    rr.records = const_cast<TraceBuilder&>(run).rank(r).records();
+  }
   return ranks;
 }
 inline AnalysisResult analyze_in_memory(const TraceBuilder& run, const AnalysisOptions& options = {}) {

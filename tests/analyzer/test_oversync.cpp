@@ -2,6 +2,7 @@
 // kernels carry annotation-tier footprints, so every conflicting pair is known.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "scenario.h"
@@ -503,6 +504,10 @@ TEST_CASE("oversync: without a step range, the steps are the repeating pattern o
   const SyncReport rep = sync_report(setup_then_unmarked_steps(300, 5));
   CHECK_THAT(rep.scope, Catch::Contains("steps 2 to 5 of 5") && Catch::Contains("warm-up") &&
                             Catch::Contains("the repeating pattern of 3 collectives and host synchronisations"));
+  // Costs are per step of the pattern (4 judged), not per judged window.
+  const size_t times = rep.scope.find("measured step times of rank 0: ");
+  REQUIRE(times != std::string::npos);
+  CHECK(std::count(rep.scope.begin() + times, rep.scope.end(), ',') == 3);
   bool protects = false, redundant = false, setup = false;
   for (const auto& v : rep.verdicts) {
     protects |= v.verdict == SyncJudgement::Protects;

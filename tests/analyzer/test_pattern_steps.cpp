@@ -1,8 +1,8 @@
 // Steps of a trace without a step range, from the repeating pattern of its collectives and host
-// synchronisations (analyzer/src/sync/pattern_steps.h).
+// synchronisations (analyzer/src/replay/pattern_steps.h).
 #include <catch2/catch.hpp>
 
-#include "sync/pattern_steps.h"
+#include "replay/pattern_steps.h"
 
 using streamhaz::analysis::find_pattern_steps;
 using streamhaz::analysis::PatternToken;

@@ -3,6 +3,7 @@
 // fired and the host issued it), so each expected step time below is worked out by hand.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "scenario.h"
@@ -119,6 +120,48 @@ TEST_CASE("replay: steps are the instances of the NVTX range, the first one warm
   CHECK(replay.measured().step_ns == 11 * us);  // memset 1 µs, then the kernel 10 µs
   CHECK(replay.run_unchanged().step_ns == 11 * us);
   CHECK(step_with(replay, records, "scale kernel=fwd factor=2") == 21 * us);
+}
+
+// The same steps with the NVTX range or without it: a set-up that does not repeat, then steps
+// that each all-reduce and end waiting for their stream (as a loss read does).
+TraceBuilder steps_run(bool ranges) {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId s = r0.stream("s");
+  const uint64_t buf = r0.alloc(1 << 16);
+  r0.nccl(s, NcclKind::Broadcast, buf, buf, 4096, TraceBuilder::comm(0), 20, 0);
+  r0.device_sync();
+  for (int step = 0; step < 4; ++step) {
+    if (ranges) r0.push_range("step");
+    r0.memset(s, buf, 256, 0, 1);
+    r0.kernel(s, "fwd", {}, step == 0 ? 500 : 10 + step);  // a slow warm-up step
+    r0.all_reduce(s, buf, buf, 1024, TraceBuilder::comm(0));
+    if (ranges) r0.pop_range();
+    r0.stream_sync(s);
+    r0.host_gap(100);
+  }
+  return run;
+}
+
+TEST_CASE("replay: without a step range, the steps are the repeating pattern, the first one warm-up", "[replay]") {
+  const auto unmarked = load(steps_run(false));
+  const auto marked = load(steps_run(true));
+  const Replayer by_pattern(unmarked), by_range(marked);
+  CHECK(by_pattern.measured().measured_steps == 3);
+  CHECK(by_pattern.measured().step_ns == by_range.measured().step_ns);
+  REQUIRE(by_pattern.measured().step_windows.at(0).size() == 3);
+  // The warm-up step's 500 µs kernel is in no measured step.
+  CHECK(by_pattern.measured().step_ns < 100 * us);
+  bool said = false;
+  for (const std::string& n : by_pattern.notes()) said |= n.find("4 step(s) per rank from the repeating pattern") == 0;
+  CHECK(said);
+  const std::string times = analysis::describe_step_times(by_pattern.measured(), unmarked);
+  CHECK(times.find("step times of rank 0: ") == 0);
+  CHECK(std::count(times.begin(), times.end(), ',') == 2);
+  // A run measured from after its warm-up counts every step.
+  analysis::ReplayOptions all;
+  all.first_step_warmup = false;
+  CHECK(Replayer(unmarked, all).measured().measured_steps == 4);
 }
 
 TEST_CASE("replay: what-if specs are checked", "[replay]") {

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "analysis_parts.h"
+#include "replay/pattern_steps.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
@@ -20,9 +21,11 @@ std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, u
     if (reader.rank() >= 0) declared.insert(reader.rank());
     trace::Record rec;
     uint64_t operations = 0;
+    PatternReader pattern;  // steps where the trace has no step range
     try {
       // Stack records order nothing, and a StackRef's seq is another record's: the replay keeps none.
       while (r.records.size() < max_records && reader.next(rec)) {
+        pattern.feed(rec, r.records.size());
         if (trace::is_stack_record(rec)) continue;
         operations += trace::op_common(rec) != nullptr;
         r.records.push_back(std::move(rec));
@@ -32,6 +35,10 @@ std::vector<RankRecords> load_run(const std::vector<std::string>& trace_files, u
       throw OutOfMemory("reading", file, reader.records_read());
     }
     r.truncated = reader.truncated();
+    const PatternSteps steps = find_pattern_steps(pattern.tokens());
+    r.pattern_step_starts = steps.starts;
+    r.pattern_steps_end = steps.end;
+    r.pattern_period = steps.period;
     if (warnings) {
       TraceSummary s;
       s.path = file;

@@ -70,6 +70,7 @@ struct RankInfo {
   std::unordered_map<uint64_t, int64_t> gap;  // host gap before the call with this seq
   std::map<uint32_t, BusyList> busy;          // by device
   std::vector<std::vector<uint64_t>> steps;
+  size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (no step range)
 };
 
 int size_class(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
@@ -185,6 +186,10 @@ void Replayer::Impl::scan() {
     }
     for (auto& [dev, list] : info.busy) list.finish();
     info.steps = find_steps(run[ri].records, options.step_range);
+    if (info.steps.empty() && run[ri].pattern_period) {
+      info.steps = steps_at(run[ri].records, run[ri].pattern_step_starts, run[ri].pattern_steps_end);
+      info.pattern_period = run[ri].pattern_period;
+    }
   }
   if (timed_ops == 0) {
     // The tracer writes GPU times late (CUPTI's activity buffers): a cut-off trace may have
@@ -543,7 +548,7 @@ void Replayer::Impl::step_times(Schedule& s) const {
     }
     const auto& steps = ranks[ri].steps;
     if (steps.empty()) continue;
-    const size_t first = steps.size() >= 2 ? 1 : 0;  // the first of several is warm-up
+    const size_t first = steps.size() >= 2 && options.first_step_warmup ? 1 : 0;  // the first of several is warm-up
     int64_t total = 0;
     for (size_t i = first; i < steps.size(); ++i) {
       int64_t a = std::numeric_limits<int64_t>::max(), b = kNone;
@@ -572,15 +577,26 @@ void Replayer::Impl::step_times(Schedule& s) const {
 
 void Replayer::Impl::fit() {
   measured = simulate(run, nullptr, true);
-  size_t steps = 0;
-  for (const RankInfo& r : ranks) steps = std::max(steps, r.steps.size());
+  size_t steps = 0, period = 0;
+  for (const RankInfo& r : ranks) {
+    steps = std::max(steps, r.steps.size());
+    period = std::max(period, r.pattern_period);
+  }
+  const char* step_time = steps < 2 ? "the one step"
+                          : options.first_step_warmup ? "the mean of all but the first (warm-up)"
+                                                      : "the mean of all";
   if (steps == 0)
-    notes.push_back(fmt::format("no operation ran inside an NVTX range '{}': the step time is the whole run",
-                                options.step_range));
+    notes.push_back(fmt::format(
+        "no operation ran inside an NVTX range '{}' and no repeating pattern of collectives and host "
+        "synchronisations was found: the step time is the whole run",
+        options.step_range));
+  else if (period)
+    notes.push_back(fmt::format("{} step(s) per rank from the repeating pattern of {} collectives and host "
+                                "synchronisations (no NVTX range '{}'); step time: {}",
+                                steps, period, options.step_range, step_time));
   else
     notes.push_back(fmt::format("{} instance(s) of NVTX range '{}' per rank; step time: {}", steps,
-                                options.step_range,
-                                steps >= 2 ? "the mean of all but the first (warm-up)" : "the one instance"));
+                                options.step_range, step_time));
 }
 
 Replayer::Replayer(const std::vector<RankRecords>& run, ReplayOptions options) : impl_(std::make_unique<Impl>()) {

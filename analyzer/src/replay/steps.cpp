@@ -1,5 +1,11 @@
 #include "replay/steps.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "streamhaz/analysis/replay.h"
+
 #include "streamhaz/trace/range_path.h"
 
 namespace streamhaz::analysis {
@@ -92,6 +98,38 @@ std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& 
     steps[step].push_back(trace::op_common(r)->seq);
   }
   return steps;
+}
+
+std::vector<std::vector<uint64_t>> steps_at(const std::vector<trace::Record>& records,
+                                            const std::vector<uint64_t>& starts, uint64_t end) {
+  std::vector<std::vector<uint64_t>> steps(starts.size());
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const uint64_t to = std::min<uint64_t>(i + 1 < starts.size() ? starts[i + 1] : end, records.size());
+    for (uint64_t at = starts[i]; at < to; ++at)
+      if (const trace::OpCommon* op = trace::op_common(records[at])) steps[i].push_back(op->seq);
+  }
+  return steps;
+}
+
+std::string describe_step_times(const Schedule& measured, const std::vector<RankRecords>& run) {
+  if (measured.measured_steps == 0) return {};
+  size_t slowest = 0;
+  for (size_t ri = 0; ri < measured.rank_step_ns.size(); ++ri)
+    if (measured.rank_step_ns[ri] > measured.rank_step_ns[slowest]) slowest = ri;
+  if (slowest >= measured.step_windows.size() || slowest >= run.size()) return {};
+  std::vector<double> ms;
+  for (const auto& [a, b] : measured.step_windows[slowest]) ms.push_back(static_cast<double>(b - a) / 1e6);
+  if (ms.empty()) return {};
+  std::string text = fmt::format("step times of rank {}: ", run[slowest].rank);
+  constexpr size_t kListed = 8;  // more are summarised
+  if (ms.size() <= kListed) {
+    for (size_t i = 0; i < ms.size(); ++i) text += fmt::format("{}{:.3f}", i ? ", " : "", ms[i]);
+    return text + " ms";
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  return text + fmt::format("{} steps, {:.3f} to {:.3f} ms, median {:.3f} ms", ms.size(), sorted.front(),
+                            sorted.back(), sorted[sorted.size() / 2]);
 }
 
 }  // namespace streamhaz::analysis

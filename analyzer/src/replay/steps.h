@@ -45,4 +45,9 @@ class StepFinder {
 // operation was issued inside the range.
 std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& records, const std::string& name);
 
+// The operations of steps that start at record indices `starts` (ascending), the last ending
+// before record `end` (steps found without a range: pattern_steps.h).
+std::vector<std::vector<uint64_t>> steps_at(const std::vector<trace::Record>& records,
+                                            const std::vector<uint64_t>& starts, uint64_t end);
+
 }  // namespace streamhaz::analysis

@@ -135,6 +135,10 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       if (const auto* b = std::get_if<trace::BufferName>(&r)) names.push_back({{b->ptr, b->ptr + b->bytes}, strings[b->name]});
       if (const trace::OpCommon* op = trace::op_common(r)) ops[op->seq] = &r;
     }
+    // The pairs this rank's waits order, by their later operation.
+    std::unordered_map<uint64_t, std::vector<const std::tuple<int, uint64_t, uint64_t>*>> pairs_before;
+    for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p)
+      pairs_before[std::get<2>(*p)].push_back(&*p);
     auto stream = [&](trace::StreamId s) {
       return streams.count(s) && !streams[s].empty() ? streams[s] : fmt::format("stream {}", s);
     };
@@ -163,8 +167,9 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       ++it->second.count;
       it->second.ranks.insert(rr.rank);
       // The buffers of the pairs this wait orders (those ending at its later operation).
-      for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p) {
-        if (std::get<2>(*p) != w.before_seq) continue;
+      const auto ordered = pairs_before.find(w.before_seq);
+      if (ordered == pairs_before.end()) continue;
+      for (const auto* p : ordered->second) {
         auto fb = first_byte.find(*p);
         std::string buffer = "memory a kernel without footprint may touch";
         if (fb != first_byte.end() && fb->second != 0)

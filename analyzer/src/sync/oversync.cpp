@@ -134,7 +134,9 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         opt.window_records, opt.window_syncs, opt.replay.step_range));
   std::unique_ptr<Replayer> replay;
   try {
-    replay = std::make_unique<Replayer>(run, opt.replay);
+    ReplayOptions measure = opt.replay;
+    measure.first_step_warmup = false;  // the judged steps come after the warm-up
+    replay = std::make_unique<Replayer>(run, measure);
   } catch (const WhatIfError& e) {
     rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
   }
@@ -164,6 +166,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   if (replay) {
     unchanged = replay->run_unchanged();
     rep.step_ns = replay->measured().step_ns;
+    if (const std::string steps = describe_step_times(replay->measured(), run); !steps.empty())
+      rep.scope += (rep.scope.empty() ? "" : "; measured ") + steps;
     windows = stall_windows(run, replay->measured());
   }
   const OversyncReportContext report_context{run, replay ? &replay->measured() : nullptr, tier,

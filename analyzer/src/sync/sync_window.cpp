@@ -10,7 +10,7 @@
 
 #include "analysis_parts.h"
 #include "replay/steps.h"
-#include "sync/pattern_steps.h"
+#include "replay/pattern_steps.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
@@ -90,20 +90,14 @@ TraceShape shape_of(const std::string& file, const std::string& step_range) {
   StepFinder finder(step_range);
   trace::Record r;
   int current = -1;  // the step the records belong to (from its first call on)
-  std::vector<PatternToken> tokens;  // for a trace without the range
-  uint64_t token_seq = 0;            // the last token's call
+  PatternReader pattern;  // for a trace without the range
   try {
     while (reader.next(r)) {
-      if (const auto* ref = std::get_if<trace::StackRef>(&r); ref && !tokens.empty() && ref->seq == token_seq)
-        add_call_site(tokens.back(), ref->callsite);
+      if (t.steps.empty()) pattern.feed(r, t.records);
       if (trace::is_stack_record(r)) continue;
       const uint64_t index = t.records++;
       if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
       if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
-      if (PatternToken token; t.steps.empty() && pattern_token(r, index, token)) {
-        tokens.push_back(token);
-        token_seq = trace::api_seq(r);
-      }
       add_to_step(t, r, index, finder.feed(r), current);
     }
   } catch (const std::bad_alloc&) {
@@ -111,10 +105,10 @@ TraceShape shape_of(const std::string& file, const std::string& step_range) {
   }
   t.range_edges = finder.range_edges();
   if (t.steps.empty()) {
-    const PatternSteps pattern = find_pattern_steps(tokens);
-    if (pattern.period) {
-      t.pattern_period = pattern.period;
-      shape_by_starts(file, pattern.starts, pattern.end, t);
+    const PatternSteps steps = find_pattern_steps(pattern.tokens());
+    if (steps.period) {
+      t.pattern_period = steps.period;
+      shape_by_starts(file, steps.starts, steps.end, t);
     }
   }
   return t;
@@ -207,6 +201,7 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
   trace::Record r;
   uint64_t index = 0;
   bool past = false;  // the window's last operation was read
+  int next_start = w.first_step - 1;  // the judged step whose start comes next
   std::unordered_set<uint64_t> kept_ops;
   try {
     while (reader.next(r)) {
@@ -229,12 +224,20 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
       if (const auto* t = std::get_if<trace::Timing>(&r); t && !kept_ops.count(t->op_seq)) continue;
       if (op) kept_ops.insert(op->seq);
       if (trace::api_seq(r) == last.last_seq) past = true;
+      // The replay measures the judged steps where the pattern found them.
+      if (shape.pattern_period && next_start < w.last_step && at == shape.steps[next_start].first_record) {
+        rr.pattern_step_starts.push_back(rr.records.size());
+        ++next_start;
+      }
       rr.records.push_back(std::move(r));
+      if (shape.pattern_period && at == last.last_record) rr.pattern_steps_end = rr.records.size();
     }
   } catch (const std::bad_alloc&) {
     throw OutOfMemory("reading", file, reader.records_read());
   }
   rr.truncated = reader.truncated();
+  if (shape.pattern_period && !rr.pattern_step_starts.empty()) rr.pattern_period = shape.pattern_period;
+  else rr.pattern_step_starts.clear();
   return rr;
 }
 

@@ -93,6 +93,12 @@ struct RankRecords {
   std::string path;  // where the records came from, for reports
   std::vector<trace::Record> records;
   bool truncated = false;  // the trace was cut off: what the process did last is not here
+  // Training steps found from the repeating pattern of collectives and host synchronisations
+  // (for a trace without a step range): the index in `records` each starts at, and where the
+  // last one ends. Empty where no pattern was found (or not looked for).
+  std::vector<uint64_t> pattern_step_starts;
+  uint64_t pattern_steps_end = 0;
+  size_t pattern_period = 0;  // calls per step
 };
 
 // Memory ran out (std::bad_alloc: a process limit such as `ulimit -v`, or a trace far beyond

@@ -32,6 +32,18 @@ struct PatternSteps {
   uint64_t end = 0;               // records from here on (a teardown) belong to no step
 };
 
+// A trace's tokens, record by record, stack records included (the StackRef that follows a
+// token's call gives its call site). `index` counts the trace's records without stack records.
+class PatternReader {
+ public:
+  void feed(const trace::Record& r, uint64_t index);
+  const std::vector<PatternToken>& tokens() const { return tokens_; }
+
+ private:
+  std::vector<PatternToken> tokens_;
+  uint64_t token_seq_ = 0;  // the last token's call
+};
+
 // The shortest period that covers the most of the trace's tail (at least two whole periods);
 // steps start right after the period's last host synchronisation (a step ends waiting for its
 // loss), else at the periodic stretch's first token. Steps run to the next start, the last to

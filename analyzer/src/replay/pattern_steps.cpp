@@ -1,4 +1,4 @@
-#include "sync/pattern_steps.h"
+#include "replay/pattern_steps.h"
 
 #include <algorithm>
 
@@ -54,6 +54,18 @@ bool pattern_token(const trace::Record& r, uint64_t record, PatternToken& out) {
 }
 
 void add_call_site(PatternToken& token, trace::CallsiteId callsite) { token.key = mix(token.key, callsite); }
+
+void PatternReader::feed(const trace::Record& r, uint64_t index) {
+  if (const auto* ref = std::get_if<trace::StackRef>(&r)) {
+    if (!tokens_.empty() && ref->seq == token_seq_) add_call_site(tokens_.back(), ref->callsite);
+    return;
+  }
+  if (trace::is_stack_record(r)) return;
+  if (PatternToken token; pattern_token(r, index, token)) {
+    tokens_.push_back(token);
+    token_seq_ = trace::api_seq(r);
+  }
+}
 
 PatternSteps find_pattern_steps(const std::vector<PatternToken>& tokens) {
   PatternSteps out;
