@@ -55,3 +55,13 @@ TEST_CASE("pattern steps: a teardown after the loop is in no step", "[pattern]")
   CHECK(steps.end == 121);  // the record after the last step's host sync (token 12, record 120)
   CHECK(steps.starts == std::vector<uint64_t>{10, 31, 61, 91});
 }
+
+TEST_CASE("pattern steps: a loop longer than the tokens looked at is followed back to its start", "[pattern]") {
+  std::string calls = "xyz";
+  for (int i = 0; i < 7000; ++i) calls += "ab.";  // 21,000 tokens of loop, more than the 16,384 looked at
+  const auto steps = find_pattern_steps(tokens(calls));
+  CHECK(steps.period == 3);
+  REQUIRE(steps.starts.size() == 7000);
+  CHECK(steps.starts.front() == 30);  // the loop's first call (token 3)
+  CHECK(steps.starts[1] == 51);       // right after the first step's host sync (token 5, record 50)
+}

@@ -99,7 +99,10 @@ PatternSteps find_pattern_steps(const std::vector<PatternToken>& tokens) {
     }
   }
   if (!best_period) return out;
-  const size_t first = best_end - best_cover;
+  // The stretch may reach back past the tokens looked at: it starts where the loop does, so
+  // that the steps are counted from the first and the warm-up is the loop's own first step.
+  size_t first = best_end - best_cover;
+  while (first > 0 && tokens[first - 1].key == tokens[first - 1 + best_period].key) --first;
   size_t offset = 0;
   for (size_t i = first; i < first + best_period; ++i)
     if (tokens[i].host_sync) offset = i + 1 - first;

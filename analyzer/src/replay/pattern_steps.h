@@ -47,7 +47,8 @@ class PatternReader {
 // The shortest period that covers the most of the trace's tail (at least two whole periods);
 // steps start right after the period's last host synchronisation (a step ends waiting for its
 // loss), else at the periodic stretch's first token. Steps run to the next start, the last to
-// the stretch's end. Only the trace's last tokens are looked at (a loop repeats to its end).
+// the stretch's end. Periods are found among the trace's last tokens (a loop repeats to its
+// end); the stretch is then followed back to where the loop starts.
 PatternSteps find_pattern_steps(const std::vector<PatternToken>& tokens);
 
 }  // namespace streamhaz::analysis

@@ -4,14 +4,24 @@
 
 namespace streamhaz::analysis {
 
-void add_manifestation(std::vector<Finding>& races, const std::vector<RankRecords>& run, const Replayer& replay,
-                       const Schedule& unchanged) {
+void add_manifestation(std::vector<Finding>& races, const std::vector<const CostRun*>& runs) {
   for (Finding& f : races) {
     if (f.kind != FindingKind::Race || f.second.on_host || f.first.on_host) continue;
-    size_t ri = run.size();
-    for (size_t i = 0; i < run.size(); ++i)
-      if (run[i].rank == f.first.rank) ri = i;
-    if (ri == run.size()) continue;
+    const CostRun* on = nullptr;
+    size_t ri = 0;
+    for (const CostRun* c : runs) {
+      for (size_t i = 0; i < c->run->size() && !on; ++i)
+        if ((*c->run)[i].rank == f.first.rank && c->unchanged->ops[i].count(f.first.seq) &&
+            c->unchanged->ops[i].count(f.second.seq)) {
+          on = c;
+          ri = i;
+        }
+      if (on) break;
+    }
+    if (!on) continue;  // outside the judged steps: not replayed
+    const std::vector<RankRecords>& run = *on->run;
+    const Replayer& replay = *on->replay;
+    const Schedule& unchanged = *on->unchanged;
     auto overlap = [&](double factor) {
       const Schedule s = factor == 1.0 ? unchanged : replay.run(run, {DurationScale{f.first.stream_name, "", factor}});
       auto a = s.ops[ri].find(f.first.seq), b = s.ops[ri].find(f.second.seq);

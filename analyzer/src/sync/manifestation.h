@@ -7,10 +7,12 @@
 
 #include "streamhaz/analysis/finding.h"
 #include "streamhaz/analysis/replay.h"
+#include "sync/cost_sample.h"
 
 namespace streamhaz::analysis {
 
-void add_manifestation(std::vector<Finding>& races, const std::vector<RankRecords>& run, const Replayer& replay,
-                       const Schedule& unchanged);
+// `runs`: what to replay, in order of preference (cost_sample.h: the sample, then the window); a
+// race is replayed on the first that holds both its operations, and left as it is where none does.
+void add_manifestation(std::vector<Finding>& races, const std::vector<const CostRun*>& runs);
 
 }  // namespace streamhaz::analysis

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "streamhaz/analysis/sync.h"
+#include "sync/cost_sample.h"
 #include "sync/manifestation.h"
 #include "sync/minimal_sync.h"
 #include "sync/oversync_report.h"
@@ -133,9 +134,9 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         "steps (--sync-window, --sync-window-syncs; NVTX range '{}' not found: --step-range names it)",
         opt.window_records, opt.window_syncs, opt.replay.step_range));
   std::unique_ptr<Replayer> replay;
+  ReplayOptions measure = opt.replay;
+  measure.first_step_warmup = false;  // the judged steps come after the warm-up
   try {
-    ReplayOptions measure = opt.replay;
-    measure.first_step_warmup = false;  // the judged steps come after the warm-up
     replay = std::make_unique<Replayer>(run, measure);
   } catch (const WhatIfError& e) {
     rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
@@ -163,11 +164,17 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 
   Schedule unchanged;
   StallWindows windows;
+  std::unique_ptr<CostSample> sample;
+  CostRun window_run;
   if (replay) {
     unchanged = replay->run_unchanged();
+    window_run = CostRun{&run, replay.get(), &unchanged, &variants};
+    sample = std::make_unique<CostSample>(window_run, opt.replay.step_range, measure, &judged);
     rep.step_ns = replay->measured().step_ns;
     if (const std::string steps = describe_step_times(replay->measured(), run); !steps.empty())
       rep.scope += (rep.scope.empty() ? "" : "; measured ") + steps;
+    if (sample->get().sampled)
+      rep.scope += fmt::format("; changes replayed on the first {} judged steps", sample->get().steps);
     windows = stall_windows(run, replay->measured());
   }
   const OversyncReportContext report_context{run, replay ? &replay->measured() : nullptr, tier,
@@ -183,7 +190,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     v.pairs = g.pairs;
     v.unfootprinted = g.unfootprinted.size();
     if (replay)
-      cost_site(g, SiteCostContext{run, *replay, unchanged, windows, variants, opt.min_cost}, v);
+      cost_site(g, SiteCostContext{run, *replay, unchanged, windows, variants, sample->get(), opt.min_cost}, v);
     if (v.finding) rep.findings.push_back(oversync_finding(g, v, report_context));
     else rep.notes.push_back(oversync_note(g, v, bool(replay)));
     rep.verdicts.push_back(std::move(v));
@@ -191,7 +198,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 
   rep.minimal = minimal_of(run, variants, ids, protection, &rep.advice);
   if (replay) rep.minimal_step_ns = replay->run(apply_edits(run, rep.minimal)).step_ns;
-  if (races && replay) add_manifestation(*races, run, *replay, unchanged);
+  if (races && replay) add_manifestation(*races, {&sample->get(), &window_run});
   return rep;
 }
 

@@ -67,22 +67,37 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
   }
   v.step_ns = c.unchanged.step_ns;
   const int64_t min_gain = static_cast<int64_t>(c.min_cost * static_cast<double>(v.step_ns));
+  const CostRun& s = c.sample;
+  // The replayed change of a step, on the sample, applied to the judged steps' replayed step.
+  auto predicted = [&](const WhatIf& w) {
+    const int64_t edited = s.replay->run(apply_edits(*s.run, w), {}, &w.drop).step_ns;
+    return std::max<int64_t>(1, v.step_ns + edited - s.unchanged->step_ns);
+  };
   WhatIf w;
   w.drop = g.instances();
   if (g.verdict == SyncJudgement::Redundant) {
-    v.step_without_ns = c.replay.run(apply_edits(c.run, w), {}, &w.drop).step_ns;
+    v.step_without_ns = predicted(w);
     v.finding = v.stall_ns_per_step >= min_gain;
   } else if (g.verdict == SyncJudgement::Protects || g.verdict == SyncJudgement::MayProtect) {
     // Stronger than needed? Replace it by the minimal waits for what it protects, and propose
     // that only where the check finds every pair still ordered.
     // Removing the site can only unorder the pairs it protects, and added waits only add order:
     // those pairs are all the check needs to look at.
-    w.add = place_waits(c.run, g.protected_pairs, w.drop);
-    if (unordered_after(c.variants, w, g.protected_pairs).empty()) {
-      v.replaced = true;
-      v.step_without_ns = c.replay.run(apply_edits(c.run, w), {}, &w.drop).step_ns;
-      v.finding = v.step_ns - v.step_without_ns >= min_gain;
+    const PairSet pairs = s.sampled ? pairs_within(g.protected_pairs, *s.run, *s.variants) : g.protected_pairs;
+    w.add = place_waits(*s.run, pairs, w.drop);
+    if (!unordered_after(*s.variants, w, pairs).empty()) return;
+    const int64_t with_waits = predicted(w);
+    const bool gains = v.step_ns - with_waits >= min_gain;
+    // A finding proposes the waits for the whole window: they must order every pair of it.
+    if (gains && s.sampled) {
+      WhatIf whole;
+      whole.drop = w.drop;
+      whole.add = place_waits(c.run, g.protected_pairs, w.drop);
+      if (!unordered_after(c.variants, whole, g.protected_pairs).empty()) return;
     }
+    v.replaced = true;
+    v.step_without_ns = with_waits;
+    v.finding = gains;
   }
 }
 

@@ -24,7 +24,8 @@ struct StepShape {
   uint64_t first_seq = kNone, last_seq = 0;
   uint64_t first_record = 0, last_record = 0;  // indices of the step's first and last call among the trace's records
   uint64_t records = 0, syncs = 0;
-  uint64_t timed = 0;  // operations with GPU times
+  uint64_t timed = 0;        // operations with GPU times
+  uint64_t timed_after = 0;  // ...issued after it, before the next step (between steps)
 };
 
 struct TraceShape {
@@ -39,7 +40,8 @@ struct TraceShape {
 void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
   auto after = std::upper_bound(steps.begin(), steps.end(), op_seq,
                                 [](uint64_t seq, const StepShape& s) { return seq < s.first_seq; });
-  if (after != steps.begin() && op_seq <= std::prev(after)->last_seq) ++std::prev(after)->timed;
+  if (after == steps.begin()) return;
+  ++(op_seq <= std::prev(after)->last_seq ? std::prev(after)->timed : std::prev(after)->timed_after);
 }
 
 // Adds record `index` to the step it belongs to (steps grow in order).
@@ -158,10 +160,16 @@ bool state_record(const trace::Record& r) {
 
 // GPU times are written late, when CUPTI delivers them: those of the window's operations may
 // come after its last record. Reads the rest of the trace for them.
-void append_late_timings(trace::TraceReader& reader, const std::unordered_set<uint64_t>& kept_ops, RankRecords& rr) {
+// `expected` (when given): how many of them the window's operations have, from the first read; the
+// reading stops once they are all in rather than at the trace's end.
+void append_late_timings(trace::TraceReader& reader, const std::unordered_set<uint64_t>& kept_ops, RankRecords& rr,
+                         const uint64_t* expected = nullptr, uint64_t found = 0) {
   trace::Record r;
-  while (reader.next(r))
-    if (const auto* t = std::get_if<trace::Timing>(&r); t && kept_ops.count(t->op_seq)) rr.records.push_back(std::move(r));
+  while ((!expected || found < *expected) && reader.next(r))
+    if (const auto* t = std::get_if<trace::Timing>(&r); t && kept_ops.count(t->op_seq)) {
+      rr.records.push_back(std::move(r));
+      ++found;
+    }
 }
 
 // The run from its start, as far as the budgets allow (a trace without steps).
@@ -203,6 +211,13 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
   bool past = false;  // the window's last operation was read
   int next_start = w.first_step - 1;  // the judged step whose start comes next
   std::unordered_set<uint64_t> kept_ops;
+  // The GPU times of the window's operations (seqs from w.first_seq to the last step's last),
+  // counted in the first read: once all are in, the rest of the trace need not be read.
+  const int first = w.first_step - 1, end = w.last_step;
+  uint64_t expected = 0, timed = 0;
+  for (int k = first; k < end; ++k) expected += shape.steps[k].timed + (k + 1 < end ? shape.steps[k].timed_after : 0);
+  if (shape.range_edges && first > 0 && w.first_seq > shape.steps[first - 1].last_seq)
+    expected += shape.steps[first - 1].timed_after;
   try {
     while (reader.next(r)) {
       if (trace::is_stack_record(r)) continue;
@@ -210,7 +225,8 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
       const trace::OpCommon* op = trace::op_common(r);
       if (op && past) {
         cut = true;
-        append_late_timings(reader, kept_ops, rr);
+        // Left-out operations' times are not counted: with a kept prefix, read to the end.
+        append_late_timings(reader, kept_ops, rr, keep_prefix ? nullptr : &expected, timed);
         break;
       }
       if (at < w.first_record && !keep_prefix && !state_record(r)) {
@@ -221,7 +237,10 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
         continue;
       }
       // A GPU time of a left-out operation would stand alone.
-      if (const auto* t = std::get_if<trace::Timing>(&r); t && !kept_ops.count(t->op_seq)) continue;
+      if (const auto* t = std::get_if<trace::Timing>(&r)) {
+        if (!kept_ops.count(t->op_seq)) continue;
+        if (t->op_seq >= w.first_seq && t->op_seq <= last.last_seq) ++timed;
+      }
       if (op) kept_ops.insert(op->seq);
       if (trace::api_seq(r) == last.last_seq) past = true;
       // The replay measures the judged steps where the pattern found them.
