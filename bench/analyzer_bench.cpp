@@ -101,10 +101,9 @@ int main(int argc, char** argv) {
   std::printf("peak RSS per operation: %.1f bytes (peak RSS %.1f MB; target <= 150 bytes)\n",
               peak_bytes / double(checked), peak_bytes / 1e6);
   std::printf("check time / read-only time: %.2f\n", check_s / read_s);
-  std::printf("over-synchronisation pass: %.2f s (%zu findings, %zu sites noted; first %llu records per rank); "
-              "check with it / without it: %.2f\n",
-              sync_s, sync.findings.size(), sync.notes.size(), (unsigned long long)analysis::SyncOptions{}.window_records,
-              (check_s + sync_s) / check_s);
+  std::printf("over-synchronisation pass: %.2f s (%zu findings, %zu sites noted); check with it / without it: %.2f\n",
+              sync_s, sync.findings.size(), sync.notes.size(), (check_s + sync_s) / check_s);
+  std::printf("  judged: %s\n", sync.scope.c_str());
   for (const auto& f : result.findings)
     std::printf("  %s: %s vs %s, %llu occurrences\n", f.title.c_str(), f.first.kind.c_str(), f.second.kind.c_str(),
                 (unsigned long long)f.occurrences);
