@@ -90,6 +90,16 @@ void write_race_ops(std::ostream& out, const Finding& f, bool full) {
   write_op(out, fmt::format("Previous {} of {}", trace::to_string(f.first.role), buffer), f.first, full);
 }
 
+// The bytes a finding names, from `lo`. A pointer-tier access is a launch argument: where it
+// points, not how far the kernel reads or writes from there, so its one byte is no extent.
+std::string byte_range(const Finding& f, uint64_t lo, const std::string& within = "") {
+  if (f.tier != trace::FootprintTier::Pointer) return fmt::format("bytes [{}, {}){}", lo, lo + f.buffer.bytes, within);
+  if (f.buffer.bytes <= 1)
+    return fmt::format("byte {}{}, where a launch argument points (the kernel's extent is unknown)", lo, within);
+  return fmt::format("bytes [{}, {}){}, where launch arguments point (the kernel's extent is unknown)", lo,
+                     lo + f.buffer.bytes, within);
+}
+
 // With an allocation stack: where the buffer was allocated, and the bytes within that allocation.
 void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   const auto& b = f.buffer;
@@ -102,7 +112,6 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
                                     : std::string("by native code alone (no Python frame: a PyTorch thread such as "
                                                   "autograd's backward)");
   const uint64_t lo = b.alloc_base + b.offset - b.allocation;  // within the traced allocation
-  const std::string range = fmt::format("bytes [{}, {})", lo, lo + b.bytes);
   const std::string named = b.name == fmt::format("allocation {:#x}", b.alloc_base) ? "" : printable(b.name) + ": ";
   if (b.tensor) {
     // The tensor's own block, from the allocator's history: its line is the one to act on.
@@ -113,9 +122,9 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
                        b.tensor, plural(b.tensor_bytes, "byte", "bytes"));
     // Folded occurrences may span several tensors of the segment (two buckets of one line).
     if (in_tensor + b.bytes <= b.tensor_bytes)
-      out << fmt::format("bytes [{}, {}) of it", in_tensor, in_tensor + b.bytes);
+      out << byte_range(f, in_tensor, " of it");
     else
-      out << fmt::format("and the tensors after it: {} of the segment", range);
+      out << "and the tensors after it: " << byte_range(f, lo, " of the segment");
     if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
     out << fmt::format("; it lies in a caching-allocator segment ({:#x}, {}) first requested {}",
                        b.allocation, plural(b.allocation_bytes, "byte", "bytes"), requested);
@@ -131,11 +140,12 @@ void write_allocation_site(std::ostream& out, const Finding& f, bool full) {
   }
   if (b.caching_allocator)
     out << fmt::format("  Buffer: {}a PyTorch caching-allocator segment serving many tensors ({:#x}, {}; the segment "
-                       "was first requested {}, which need not be this tensor's line); this tensor: {} of it",
-                       named, b.allocation, plural(b.allocation_bytes, "byte", "bytes"), requested, range);
+                       "was first requested {}, which need not be this tensor's line); this tensor: {}",
+                       named, b.allocation, plural(b.allocation_bytes, "byte", "bytes"), requested,
+                       byte_range(f, lo, " of it"));
   else
     out << fmt::format("  Buffer: {}allocation at {} ({:#x}, {}), {}", named, where, b.allocation,
-                       plural(b.allocation_bytes, "byte", "bytes"), range);
+                       plural(b.allocation_bytes, "byte", "bytes"), byte_range(f, lo));
   if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
   if (!b.tensor_unknown.empty()) out << "\n    This tensor's own line is unknown: " << printable(b.tensor_unknown);
   out << "\n    Allocation stack:\n";
@@ -150,7 +160,7 @@ void write_buffer(std::ostream& out, const Finding& f, bool full) {
     out << fmt::format(" (allocation {:#x}, {})", b.alloc_base, plural(b.alloc_bytes, "byte", "bytes"));
   else
     out << " (in no traced allocation)";
-  out << fmt::format(", conflicting bytes [{}, {})", b.offset, b.offset + b.bytes);
+  out << ", conflicting " << byte_range(f, b.offset);
   if (f.occurrences > 1) out << fmt::format(" over all {} occurrences", f.occurrences);
   out << "\n";
 }

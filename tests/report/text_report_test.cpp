@@ -57,6 +57,17 @@ TEST_CASE("text: a single occurrence gives its byte range without a fold note") 
   CHECK_THAT(text, !Contains("over all"));
 }
 
+TEST_CASE("text: a pointer-tier access names the byte its argument points at, not an extent") {
+  ReportInput in = testing::sample_input();
+  in.analysis.findings.resize(1);
+  in.analysis.findings[0].occurrences = 1;
+  in.analysis.findings[0].tier = streamhaz::trace::FootprintTier::Pointer;
+  in.analysis.findings[0].buffer.bytes = 1;
+  std::string text = text_of(in);
+  CHECK_THAT(text, Contains("conflicting byte 256, where a launch argument points (the kernel's extent is unknown)\n"));
+  CHECK_THAT(text, !Contains("[256, 257)"));
+}
+
 TEST_CASE("text: an over-synchronisation block keeps names on one line") {
   std::string text = text_of(testing::sample_input());
   CHECK_THAT(text, Contains("streamhaz: oversync: compute stream waits for the whole reduction stream"));
