@@ -31,7 +31,7 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
                   "Per cent of the step time an over-synchronisation must cost to be a finding")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
-  cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times and the steps the over-synchronisation pass judges) ('|' separates names, a trailing '*' matches a prefix: 'step|ProfilerStep#*')")
+  cmd->add_option("--step-range", f.step_range, "NVTX range that wraps one training step (for step times and the steps the over-synchronisation pass judges; without it, the run's repeating collectives and host synchronisations) ('|' separates names, a trailing '*' matches a prefix: 'step|ProfilerStep#*')")
       ->capture_default_str();
   cmd->add_option("--sync-algorithm", f.sync_algorithm,
                   "How the over-synchronisation pass finds what each site protects: witness (one check of the run "

@@ -165,7 +165,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
                   "'scale stream=NAME|kernel=GLOB factor=F', 'minimal-sync', 'ipg-buffers N [name=GLOB]'")
       ->type_name("SPEC")
       ->allow_extra_args(false);
-  cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step ('|' separates names, a trailing '*' matches a prefix: 'step|ProfilerStep#*')")->capture_default_str();
+  cmd->add_option("--step-range", o->step_range, "NVTX range that wraps one training step (without it, the run's repeating collectives and host synchronisations) ('|' separates names, a trailing '*' matches a prefix: 'step|ProfilerStep#*')")->capture_default_str();
   cmd->add_option("--host-gap-threshold-us", o->host_gap_us,
                   "An unexplained delay longer than this, with the GPU idle, is taken as host time")
       ->check(CLI::Range(0.0, 1e6))
