@@ -185,11 +185,9 @@ void Replayer::Impl::scan() {
       info.ops[op->seq] = std::move(p);
     }
     for (auto& [dev, list] : info.busy) list.finish();
-    info.steps = find_steps(run[ri].records, options.step_range);
-    if (info.steps.empty() && run[ri].pattern_period) {
-      info.steps = steps_at(run[ri].records, run[ri].pattern_step_starts, run[ri].pattern_steps_end);
-      info.pattern_period = run[ri].pattern_period;
-    }
+    bool from_pattern = false;
+    info.steps = steps_of(run[ri], options.step_range, &from_pattern);
+    if (from_pattern) info.pattern_period = run[ri].pattern_period;
   }
   if (timed_ops == 0) {
     // The tracer writes GPU times late (CUPTI's activity buffers): a cut-off trace may have

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "streamhaz/analysis/replay.h"
-
 #include "streamhaz/trace/range_path.h"
 
 namespace streamhaz::analysis {
@@ -108,6 +107,14 @@ std::vector<std::vector<uint64_t>> steps_at(const std::vector<trace::Record>& re
     for (uint64_t at = starts[i]; at < to; ++at)
       if (const trace::OpCommon* op = trace::op_common(records[at])) steps[i].push_back(op->seq);
   }
+  return steps;
+}
+
+std::vector<std::vector<uint64_t>> steps_of(const RankRecords& rr, const std::string& name, bool* from_pattern) {
+  std::vector<std::vector<uint64_t>> steps = find_steps(rr.records, name);
+  const bool pattern = steps.empty() && rr.pattern_period;
+  if (pattern) steps = steps_at(rr.records, rr.pattern_step_starts, rr.pattern_steps_end);
+  if (from_pattern) *from_pattern = pattern;
   return steps;
 }
 

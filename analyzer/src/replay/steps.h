@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "streamhaz/analysis/analyze.h"
 #include "streamhaz/trace/records.h"
 
 namespace streamhaz::analysis {
@@ -49,5 +50,10 @@ std::vector<std::vector<uint64_t>> find_steps(const std::vector<trace::Record>& 
 // before record `end` (steps found without a range: pattern_steps.h).
 std::vector<std::vector<uint64_t>> steps_at(const std::vector<trace::Record>& records,
                                             const std::vector<uint64_t>& starts, uint64_t end);
+
+// The steps of a loaded trace: the range's instances, else those of its repeating pattern
+// (RankRecords::pattern_step_starts); `from_pattern` says which.
+std::vector<std::vector<uint64_t>> steps_of(const RankRecords& rr, const std::string& name,
+                                            bool* from_pattern = nullptr);
 
 }  // namespace streamhaz::analysis

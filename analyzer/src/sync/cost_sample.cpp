@@ -13,14 +13,14 @@ std::vector<RankRecords> sample_steps(const std::vector<RankRecords>& run, const
   // Where each rank's step `steps` + 1 begins: its first operation.
   std::vector<size_t> cut_at;
   for (const RankRecords& rr : run) {
-    std::vector<std::vector<uint64_t>> found = find_steps(rr.records, step_range);
-    if (found.empty() && rr.pattern_period) found = steps_at(rr.records, rr.pattern_step_starts, rr.pattern_steps_end);
+    const std::vector<std::vector<uint64_t>> found = steps_of(rr, step_range);
     if (found.size() <= static_cast<size_t>(steps) || found[steps].empty()) return {};
     const uint64_t first = found[steps].front();
-    size_t at = 0;
-    while (at < rr.records.size() && !(trace::op_common(rr.records[at]) && trace::op_common(rr.records[at])->seq == first))
-      ++at;
-    cut_at.push_back(at);
+    const auto at = std::find_if(rr.records.begin(), rr.records.end(), [&](const trace::Record& r) {
+      const trace::OpCommon* op = trace::op_common(r);
+      return op && op->seq == first;
+    });
+    cut_at.push_back(static_cast<size_t>(at - rr.records.begin()));
   }
   std::vector<RankRecords> out;
   for (size_t ri = 0; ri < run.size(); ++ri) {
