@@ -7,7 +7,8 @@
 # Prints, per job and setting, the median of the pairs' traced/untraced ratios, their range,
 # and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py), ipg-bucket
 # (torch_ipg_bucket.py, per-buffer events). PROFILE=1 first runs each job once traced with
-# --self-profile on and prints where the tracer's host time went (streamhaz inspect).
+# --self-profile on and prints where the tracer's host time went (streamhaz inspect). Each job
+# first runs WARMUP_RUNS (default 1) untraced and traced pairs that are not counted.
 set -u -o pipefail
 build=$(cd "${1:?usage: real_step_cost.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-${OUT:-/tmp}/real_step_cost}
@@ -34,7 +35,10 @@ settings=(
   "allocator-history|--allocator-history on"
 )
 selected() { [[ -z ${2:-} || ",$2," == *",$1,"* ]]; }
-step_ms() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
+# "STEP_MS HOST_MS" of a run (the host's part: time to issue a step, up to its synchronize)
+step_ms() {
+  sed -n 's/.*step_ms=\([0-9.]*\)\( host_ms=\([0-9.]*\)\)\{0,1\}.*/\1 \3/p' | tail -1
+}
 for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
   selected "$job" "${JOBS:-}" || continue
   if [[ ${PROFILE:-0} == 1 ]]; then
@@ -42,6 +46,12 @@ for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
     "$shz" run --force --self-profile on --out "$out/profile-$job" -- ${job_cmd[$job]} 2>&1 | grep -E "step_ms|streamhaz:" | sed 's/^/  /'
     "$shz" inspect "$out/profile-$job" | sed -n "/tracer's own time/,/records by kind/p" | grep -v "records by kind"
   fi
+  # A fresh machine's first runs are slower (an FSDP2 step measured 30-34 ms in the first
+  # minutes, 26 ms after): one untraced and one traced run first, not counted.
+  for ((w = 0; w < ${WARMUP_RUNS:-1}; ++w)); do
+    ${job_cmd[$job]} > /dev/null 2>&1
+    "$shz" run --force --out "$out/trace" -- ${job_cmd[$job]} > /dev/null 2>&1
+  done
   for entry in "${settings[@]}"; do
     name=${entry%%|*}; args=${entry#*|}
     selected "$name" "${SETTINGS:-}" || continue
@@ -59,13 +69,22 @@ for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
     python3 - "$job" "$name" "$results" <<'PY'
 import statistics, sys
 job, name, path = sys.argv[1:]
-rows = [l.split() for l in open(path) if len(l.split()) == 2]
-rows = [(float(a), float(b)) for a, b in rows]
+# columns: untraced step, [untraced host,] traced step[, traced host]
+rows, hosts = [], []
+for line in open(path):
+    f = [float(x) for x in line.split()]
+    if len(f) == 2:
+        rows.append((f[0], f[1]))
+    elif len(f) == 4:
+        rows.append((f[0], f[2]))
+        hosts.append((f[1], f[3]))
 if not rows:
     print(f"{job:10} {name:14} no measurement"); sys.exit(0)
 ratios = [b / a for a, b in rows]
 print(f"{job:10} {name:14} ratio {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}, {len(rows)} pairs); "
-      f"step ms untraced {statistics.median(a for a, _ in rows):.2f}, traced {statistics.median(b for _, b in rows):.2f}")
+      f"step ms untraced {statistics.median(a for a, _ in rows):.2f}, traced {statistics.median(b for _, b in rows):.2f}"
+      + (f"; host ms untraced {statistics.median(a for a, _ in hosts):.2f}, traced {statistics.median(b for _, b in hosts):.2f}"
+         if hosts else ""))
 PY
   done
 done

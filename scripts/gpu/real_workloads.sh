@@ -59,7 +59,7 @@ selected() { [[ -z ${WORKLOADS:-} || ",$WORKLOADS," == *",$1,"* ]]; }
 # The line of a program's output that states its result (corruption count, loss), without times
 # and with the loss to 2 decimals.
 result_line() {
-  grep -E '^(torch_[a-z_]+):' | sed -E 's/ step_ms=[0-9.]+//; s/(loss=[0-9]+\.[0-9]{2})[0-9]*/\1/' | head -1
+  grep -E '^(torch_[a-z_]+):' | sed -E 's/ step_ms=[0-9.]+//; s/ host_ms=[0-9.]+//; s/(loss=[0-9]+\.[0-9]{2})[0-9]*/\1/' | head -1
 }
 corrupted() { grep -o 'corrupted_elements_all_ranks=[0-9]*' | head -1 | cut -d= -f2; }
 

@@ -90,7 +90,7 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **kinds[a.optim])
     gen = torch.Generator(device="cuda").manual_seed(1 + rank)
 
-    times, loss = [], None
+    times, host_times, loss = [], [], None
     for step in range(a.steps):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -103,13 +103,16 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
         torch.cuda.nvtx.range_pop()
+        issued = time.perf_counter()  # the host's part: a step whose host_ms is near step_ms is host-bound
         torch.cuda.synchronize()
         if step >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
+            host_times.append((issued - t0) * 1e3)
     if rank == 0:
         med = statistics.median(times) if times else float("nan")
+        host_med = statistics.median(host_times) if host_times else float("nan")
         print(f"torch_gpt_train: parallel={a.parallel} optim={a.optim} ranks={dist.get_world_size()} "
-              f"steps={a.steps} step_ms={med:.3f} loss={loss.item():.4f}")
+              f"steps={a.steps} step_ms={med:.3f} host_ms={host_med:.3f} loss={loss.item():.4f}")
         print("torch_gpt_train: step_ms_each=" + ",".join(f"{t:.2f}" for t in times))
     dist.destroy_process_group()
 
