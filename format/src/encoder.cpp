@@ -11,12 +11,17 @@ namespace {
 using detail::DeltaState;
 using detail::zigzag;
 
+// Built on the stack and appended once: a push_back per byte (a capacity check and a
+// terminator each) was the largest part of writing a record.
 void put_varint(std::string& out, uint64_t v) {
+  char bytes[10];
+  size_t n = 0;
   while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  bytes[n++] = static_cast<char>(v);
+  out.append(bytes, n);
 }
 
 // The codec the field lists are walked with when writing.
@@ -62,6 +67,36 @@ void ChunkEncoder::add(const Record& r) {
   last_timing_seq_ = d.timing_seq;
   last_start_ns_ = d.start_ns;
   ++records_;
+}
+
+void ChunkEncoder::add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs,
+                                        std::span<const AccessMode> modes, FootprintTier tier) {
+  static const char tag = static_cast<char>(Record{Access{}}.index() + 1);
+  // The field order of visit_fields(Access): op_seq (timing_seq delta), ptr (delta), bytes,
+  // mode, tier. At most 1 + 10 + 10 + 1 + 1 + 1 bytes a record.
+  constexpr size_t kMaxRecordBytes = 24;
+  const size_t at = payload_.size();
+  payload_.resize(at + ptrs.size() * kMaxRecordBytes);
+  char* out = payload_.data() + at;
+  auto varint = [&out](uint64_t v) {
+    while (v >= 0x80) {
+      *out++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *out++ = static_cast<char>(v);
+  };
+  for (size_t i = 0; i < ptrs.size(); ++i) {
+    *out++ = tag;
+    varint(zigzag(static_cast<int64_t>(op_seq - last_timing_seq_)));
+    last_timing_seq_ = op_seq;
+    varint(zigzag(static_cast<int64_t>(ptrs[i] - last_ptr_)));
+    last_ptr_ = ptrs[i];
+    varint(0);
+    varint(static_cast<uint64_t>(modes[i]));
+    varint(static_cast<uint64_t>(tier));
+  }
+  payload_.resize(static_cast<size_t>(out - payload_.data()));
+  records_ += static_cast<uint32_t>(ptrs.size());
 }
 
 void ChunkEncoder::finish_into(std::string& out) {

@@ -70,6 +70,25 @@ TEST_CASE("records spread over many small chunks read back in order", "[format][
   CHECK(reader.chunks_read() > 50);
 }
 
+TEST_CASE("a run of pointer accesses is written as add() writes each Access", "[format]") {
+  const std::vector<uint64_t> ptrs{0x7f0000001000, 0x7f0000000100, UINT64_MAX - 7, 8, 0x7f0000001000};
+  const std::vector<AccessMode> modes{AccessMode::Read, AccessMode::Write, AccessMode::ReadWrite, AccessMode::Read,
+                                      AccessMode::Write};
+  for (uint64_t op_seq : {uint64_t{1}, uint64_t{1} << 40}) {
+    ChunkEncoder one_by_one, batch;
+    for (ChunkEncoder* e : {&one_by_one, &batch}) e->add(Kernel{});  // delta state that is not zero
+    for (size_t i = 0; i < ptrs.size(); ++i)
+      one_by_one.add(Access{op_seq, ptrs[i], 0, modes[i], FootprintTier::Pointer});
+    batch.add_pointer_accesses(op_seq, ptrs, modes, FootprintTier::Pointer);
+    batch.add_pointer_accesses(op_seq, {}, {}, FootprintTier::Pointer);
+    CHECK(batch.record_count() == one_by_one.record_count());
+    std::string a, b;
+    one_by_one.finish_into(a);
+    batch.finish_into(b);
+    CHECK(a == b);
+  }
+}
+
 TEST_CASE("the writer refuses to overwrite an existing file unless asked", "[format]") {
   std::string path = temp_path("exists.shz");
   write_file(path, "user data");

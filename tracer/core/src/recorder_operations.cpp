@@ -98,8 +98,7 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
     allocations_.pointers_in(k.params, pointers_);
     if (!pointers_.empty()) {
       operand_roles(k.params, k.layout, operand_array(k), pointers_, pointer_roles_);
-      for (size_t i = 0; i < pointers_.size(); ++i)
-        emit(Access{rec.op.seq, pointers_[i], 0, pointer_roles_[i], FootprintTier::Pointer});
+      if (!stopped_) sink_.add_pointer_accesses(rec.op.seq, pointers_, pointer_roles_, FootprintTier::Pointer);
     }
   }
   if (exact)

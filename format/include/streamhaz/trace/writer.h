@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,10 @@ namespace streamhaz::trace {
 class ChunkEncoder {
  public:
   void add(const Record& r);
+  // The same bytes as add() of one Access{op_seq, ptrs[i], 0, modes[i], tier} per pointer, written
+  // without a record's generic walk: a foreach launch makes hundreds of them.
+  void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs, std::span<const AccessMode> modes,
+                            FootprintTier tier);
   uint32_t record_count() const { return records_; }
   size_t payload_bytes() const { return payload_.size(); }
   bool empty() const { return records_ == 0; }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,11 @@ class RecordSink {
  public:
   virtual ~RecordSink() = default;
   virtual void add(const trace::Record& r) = 0;
+  // One Access{op_seq, ptrs[i], 0, modes[i], tier} per pointer; a sink may write them faster.
+  virtual void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs,
+                                    std::span<const trace::AccessMode> modes, trace::FootprintTier tier) {
+    for (size_t i = 0; i < ptrs.size(); ++i) add(trace::Access{op_seq, ptrs[i], 0, modes[i], tier});
+  }
 };
 
 // The driver's special stream handles.
