@@ -62,6 +62,19 @@ TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
   CHECK(found.empty());
 }
 
+TEST_CASE("AllocationIndex scan: a pointer is judged by its own range, not the last one found") {
+  AllocationIndex index;
+  index.add(kSegment, 4096);
+  index.add(kSegment + 8192, 4096);
+  std::vector<uint64_t> found;
+  // Alternating ranges, then the gap between them, one past the end and one before the first,
+  // each right after a pointer that was found.
+  index.pointers_in(words({kSegment + 8, kSegment + 8192 + 8, kSegment + 16, kSegment + 4096, kSegment + 8200,
+                           kSegment + 8192 + 4096, kSegment + 8, kSegment - 8}),
+                    found);
+  CHECK(found == std::vector<uint64_t>{kSegment + 8, kSegment + 16, kSegment + 8192 + 8});
+}
+
 TEST_CASE("pointer tier: launch arguments into allocations become pointer Access records") {
   RecordLog log;
   Recorder rec(log);
