@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   SessionOptions options;
   options.out_dir = dir.string();
   options.flush_period = std::chrono::milliseconds(100);  // the flusher runs during the loops
-  double launch = 0, launch_params = 0, record = 0, activity = 0;
+  double launch = 0, launch_params = 0, launch_elementwise = 0, launch_foreach = 0, record = 0, activity = 0;
   uint64_t records = 0, bytes = 0;
   {
     Session session(options, who, [&] { return base_header(who, "api"); });
@@ -109,15 +110,42 @@ int main(int argc, char** argv) {
     k.params = param_bytes;
     launch_params =
         ns_per_call(rec, batches, per_batch, corr, [&](uint64_t c) { rec.kernel_launched(s, c, k); }, true);
+    // The pointer tier on a foreach launch (multi_tensor_apply with 4 tensor lists, as AdamW's):
+    // 144 tensor pointers into 32 caching-allocator segments, their sizes, block tables.
+    rec.set_kernel_arguments(KernelArguments::Pointers);
+    constexpr uint64_t kSegment = 2 << 20, kHeap = 0x7f0000000000;
+    for (uint64_t i = 0; i < 32; ++i) rec.allocated(streamhaz::trace::AllocKind::Device, kHeap + i * kSegment, kSegment, 0);
+    std::string foreach_params(3072, '\0');
+    for (uint64_t t = 0; t < 144; ++t) {
+      const uint64_t ptr = kHeap + (t % 32) * kSegment + (t / 32) * 4096;
+      std::memcpy(foreach_params.data() + t * 8, &ptr, 8);
+    }
+    for (size_t off = 1152; off + 8 <= 1440; off += 8) {
+      const uint64_t numel = 4096 + off;
+      std::memcpy(foreach_params.data() + off, &numel, 8);
+    }
+    // An elementwise launch: the element count, a functor's scalar, three operand pointers.
+    std::string elementwise_params(40, '\0');
+    for (uint64_t i = 0; i < 3; ++i) {
+      const uint64_t ptr = kHeap + i * kSegment + 8192;
+      std::memcpy(elementwise_params.data() + 16 + i * 8, &ptr, 8);
+    }
+    k.params = elementwise_params;
+    launch_elementwise =
+        ns_per_call(rec, batches, per_batch, corr, [&](uint64_t c) { rec.kernel_launched(s, c, k); }, true);
+    k.params = foreach_params;
+    launch_foreach = ns_per_call(rec, batches / 4, per_batch, corr, [&](uint64_t c) { rec.kernel_launched(s, c, k); }, true);
     records = rec.last_seq();
     session.close();
     bytes = fs::file_size(session.path());
   }
   fs::remove_all(dir);
   std::printf("kernel_launched_ns_median=%.1f kernel_launched_params24_ns_median=%.1f "
-              "event_recorded_ns_median=%.1f activity_ns_median=%.1f batches=%d per_batch=%d seqs=%llu "
+              "kernel_launched_pointers3_ns_median=%.1f kernel_launched_foreach144_ns_median=%.1f event_recorded_ns_median=%.1f activity_ns_median=%.1f "
+              "batches=%d per_batch=%d seqs=%llu "
               "trace_bytes=%llu\n",
-              launch, launch_params, record, activity, batches, per_batch, static_cast<unsigned long long>(records),
+              launch, launch_params, launch_elementwise, launch_foreach, record, activity, batches, per_batch,
+              static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(bytes));
   return 0;
 }
