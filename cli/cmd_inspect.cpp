@@ -61,10 +61,10 @@ void print_tracer_profile(const TraceStats& s, std::ostream& out) {
                          s.operations ? ns / s.operations : 0, per_step);
     }
   if (auto u = s.header.find("native_unwinds"); u != s.header.end() && u->is_object())
-    out << fmt::format("    native unwinds: {} by learned frame sizes, {} by libgcc ({} of them checks of a learned "
-                       "walk, {} differing)\n",
-                       count_field(*u, "fast"), count_field(*u, "slow"), count_field(*u, "checked"),
-                       count_field(*u, "differed"));
+    out << fmt::format("    native unwinds: {} by learned frame sizes ({} ended early at a frame of no known size), {} by "
+                       "libgcc ({} of them checks of a learned walk, {} differing)\n",
+                       count_field(*u, "fast"), count_field(*u, "truncated"), count_field(*u, "slow"),
+                       count_field(*u, "checked"), count_field(*u, "differed"));
   if (auto threads = profile.find("threads"); threads != profile.end() && threads->is_array())
     for (const nlohmann::json& t : *threads) {
       if (!t.is_object()) continue;

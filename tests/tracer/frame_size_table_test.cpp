@@ -114,3 +114,38 @@ TEST_CASE("learned walk: return addresses read at cfa - 8, frame by frame, to th
     CHECK(w.n == 1);
   }
 }
+
+TEST_CASE("learned walk: ends at a frame of no usable size once it holds enough frames") {
+  FakeStack st;
+  FrameSizeTable t(8);
+  st.put(56, 0xA0);   // A: 96 bytes
+  st.put(152, 0xB0);  // B: varies
+  st.put(184, 0xC0);
+  t.learn(0xA0, 96);
+  t.learn(0xB0, 32);
+  t.learn(0xB0, 40);  // B seen with two sizes
+  t.learn_outermost(0xC0);
+  uint64_t ips[16];
+  SECTION("the frame of no size is the truncate_at-th kept: kept, and the walk ends there") {
+    LearnedWalk w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, 2);
+    REQUIRE(w.ok);
+    CHECK(w.truncated);
+    REQUIRE(w.n == 2);
+    CHECK(ips[0] == 0xA0);
+    CHECK(ips[1] == 0xB0);
+  }
+  SECTION("fewer frames kept before it: the walk fails, for the slow unwinder") {
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, 3).ok);
+  }
+  SECTION("a frame keep() refuses does not count toward truncate_at") {
+    auto skip_a = [](uint64_t ip, size_t kept) { return kept > 0 || ip != 0xA0; };
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, 2).ok);
+  }
+  SECTION("an unknown address ends it the same way") {
+    st.put(152, 0xBAD);
+    LearnedWalk w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, 2);
+    REQUIRE(w.ok);
+    CHECK(w.truncated);
+    CHECK(ips[1] == 0xBAD);
+  }
+}

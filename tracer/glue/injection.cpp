@@ -69,7 +69,8 @@ void on_exit() {
   if (self_profiling()) {
     const UnwindCounts u = unwind_counts();
     s.session->recorder().meta(nlohmann::json{{"native_unwinds", {{"fast", u.fast}, {"slow", u.slow}, {"checked", u.checked},
-                                                                  {"differed", u.differed}, {"sizes_learned", u.sizes_learned}}}}
+                                                                  {"differed", u.differed}, {"sizes_learned", u.sizes_learned},
+                                                                  {"truncated", u.truncated}}}}
                                    .dump());
   }
   s.recording.store(false);

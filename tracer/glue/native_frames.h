@@ -61,6 +61,7 @@ struct UnwindCounts {
   uint64_t fast = 0, slow = 0;     // walks by learned sizes, by libgcc
   uint64_t checked = 0, differed = 0;  // slow walks compared with a fast one, and found different
   size_t sizes_learned = 0;
+  uint64_t truncated = 0;  // fast walks that ended early at a frame of no usable size
 };
 UnwindCounts unwind_counts();
 

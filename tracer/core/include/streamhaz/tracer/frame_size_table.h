@@ -52,15 +52,19 @@ class FrameSizeTable {
 struct LearnedWalk {
   size_t n = 0;
   bool ok = false;  // false: an address with no usable size, or a CFA out of [lo, hi)
+  bool truncated = false;  // ok, but ended at an address with no usable size (see below)
 };
 
 // Walks outward from `cfa` (a CFA on the calling thread's stack), reading words only inside
 // [lo, hi) (the live part of that stack), until `max` kept addresses, `capacity` addresses or
 // the outermost frame. `keep(ip, kept_so_far)` says whether an address counts toward `max`
-// (the CUDA plumbing at the inner end does not).
+// (the CUDA plumbing at the inner end does not). An address with no usable size fails the
+// walk, unless it is at least the `truncate_at`-th kept one: the walk then ends with it
+// (`truncated`). A frame whose size varies (alloca, stack realignment) deep in a thread's
+// stack would otherwise send every walk through it to the slow unwinder.
 template <class Keep>
 LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t* ips,
-                                size_t capacity, size_t max, Keep&& keep) {
+                                size_t capacity, size_t max, Keep&& keep, size_t truncate_at = SIZE_MAX) {
   LearnedWalk w;
   size_t kept = 0;
   while (w.n < capacity && kept < max) {
@@ -69,7 +73,12 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
     __builtin_memcpy(&ip, reinterpret_cast<const void*>(cfa - 8), sizeof ip);
     if (ip == 0) break;
     const uint32_t size = table.find(ip);
-    if (size == FrameSizeTable::kUnknown || size == FrameSizeTable::kVaries) return w;
+    if (size == FrameSizeTable::kUnknown || size == FrameSizeTable::kVaries) {
+      if (kept + 1 < truncate_at || !keep(ip, kept)) return w;
+      ips[w.n++] = ip;
+      w.truncated = true;
+      break;
+    }
     ips[w.n++] = ip;
     if (keep(ip, kept)) ++kept;
     if (size == FrameSizeTable::kOutermost) break;
