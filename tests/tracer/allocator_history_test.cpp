@@ -92,8 +92,12 @@ TEST_CASE("each allocation of the history becomes a TensorAlloc placed among the
   rec.set_stack_source(&src);
   rec.enable_call_clock();
   rec.allocated(AllocKind::Device, 0x7000, 1 << 20, 0);
+  // Calls of the same microsecond would place the allocation before them: `between` is a
+  // microsecond after the cudaMalloc's and before the launch's.
+  const uint64_t after_alloc = unix_time_us();
+  while (unix_time_us() == after_alloc) {
+  }
   const uint64_t between = unix_time_us();
-  // Calls of the same microsecond would place the allocation before them: wait for the next.
   while (unix_time_us() == between) {
   }
   rec.kernel_launched(StreamRef{0, 0}, 0, testing::launch(1, "k"));

@@ -233,6 +233,24 @@ TEST_CASE("stacks: the table stops growing at its bound and says how often it re
   CHECK(table.intern({&known, 1}, src) != 0);  // what is known stays known
 }
 
+TEST_CASE("stacks: thousands of stacks, each keeps its one call site as the table grows") {
+  std::vector<Record> out;
+  StackTable table([&](const Record& r) { out.push_back(r); }, [](std::string_view) { return StringId(1); });
+  FakeSource src;
+  // Stacks that share all frames but one, and stacks that are each other's frames reordered.
+  auto stack = [](uint64_t i) {
+    return std::vector<RawFrame>{native(0x400000 + 16 * (i % 97)), native(0x500000 + 16 * (i / 97)), native(0x600000)};
+  };
+  std::vector<CallsiteId> first;
+  for (uint64_t i = 0; i < 5000; ++i) first.push_back(table.intern(stack(i), src));
+  for (uint64_t i = 0; i < 5000; ++i) REQUIRE(table.intern(stack(i), src) == first[i]);
+  std::sort(first.begin(), first.end());
+  CHECK(std::unique(first.begin(), first.end()) == first.end());  // distinct stacks, distinct sites
+  CHECK(first.front() != 0);
+  const auto a = std::vector<RawFrame>{native(0x1), native(0x2)}, b = std::vector<RawFrame>{native(0x2), native(0x1)};
+  CHECK(table.intern(a, src) != table.intern(b, src));
+}
+
 TEST_CASE("stacks: a path prefix map rewrites frame files and module paths, not the rest") {
   RecordLog log;
   Recorder rec(log);

@@ -13,10 +13,21 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h * 0xff51afd7ed558ccdull;
 }
 
-uint64_t stack_hash(std::span<const RawFrame> frames) {
-  uint64_t h = frames.size();
-  for (const RawFrame& f : frames) h = mix(mix(h, f.key), uint64_t(f.detail) ^ (uint64_t(f.kind) << 60));
-  return h;
+// The 128-bit product's halves folded: a full-avalanche step (as in wyhash's mum).
+uint64_t fold_multiply(uint64_t a, uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  return uint64_t(p) ^ uint64_t(p >> 64);
+}
+
+// Two lanes of different seeds and multipliers: a stack's 128-bit hash.
+std::pair<uint64_t, uint64_t> stack_hash(std::span<const RawFrame> frames) {
+  uint64_t a = 0x243f6a8885a308d3ull ^ frames.size(), b = 0x13198a2e03707344ull ^ (frames.size() << 32);
+  for (const RawFrame& f : frames) {
+    const uint64_t detail = uint64_t(f.detail) ^ (uint64_t(f.kind) << 60);
+    a = fold_multiply(a ^ f.key, 0xa0761d6478bd642full) ^ fold_multiply(detail ^ f.check, 0xe7037ed1a0b428dbull);
+    b = fold_multiply(b ^ f.key, 0x8ebc6af09c88c6e3ull) ^ fold_multiply(detail ^ b, 0x589965cc75374cc3ull) ^ f.check;
+  }
+  return {a, b};
 }
 
 }  // namespace
@@ -25,12 +36,31 @@ size_t StackTable::FrameHash::operator()(const RawFrame& f) const {
   return mix(mix(f.key, uint64_t(f.detail)), f.check ^ uint64_t(f.kind));
 }
 
+CallsiteId* StackTable::find_stack(uint64_t a, uint64_t b) {
+  const size_t mask = stack_slots_.size() - 1;
+  for (size_t i = size_t(a) & mask;; i = (i + 1) & mask) {
+    StackSlot& s = stack_slots_[i];
+    if (s.id == 0 || (s.a == a && s.b == b)) {
+      if (s.id == 0) {
+        s.a = a;
+        s.b = b;
+      }
+      return &s.id;
+    }
+  }
+}
+
+void StackTable::grow_stacks() {
+  std::vector<StackSlot> old(stack_slots_.size() * 2);
+  old.swap(stack_slots_);
+  for (const StackSlot& s : old)
+    if (s.id != 0) *find_stack(s.a, s.b) = s.id;
+}
+
 CallsiteId StackTable::intern(std::span<const RawFrame> frames, StackSource& source) {
   if (frames.empty()) return 0;
-  const uint64_t h = stack_hash(frames);
-  auto& bucket = stacks_[h];
-  for (const Known& k : bucket)
-    if (std::equal(k.frames.begin(), k.frames.end(), frames.begin(), frames.end())) return k.id;
+  const auto [a, b] = stack_hash(frames);
+  if (CallsiteId* known = find_stack(a, b); *known != 0) return *known;
   if (callsites_.size() + frames.size() > max_callsites_) {
     ++refused_;
     return 0;
@@ -38,7 +68,11 @@ CallsiteId StackTable::intern(std::span<const RawFrame> frames, StackSource& sou
   // Outermost first: each call site's parent is defined before it.
   CallsiteId site = 0;
   for (size_t i = frames.size(); i-- > 0;) site = callsite(site, frame_id(frames[i], source));
-  bucket.push_back(Known{std::vector<RawFrame>(frames.begin(), frames.end()), site});
+  if (site == 0) return 0;
+  // Defining the frames may have grown nothing here: the slot is looked up again.
+  if (2 * (stack_count_ + 1) > stack_slots_.size()) grow_stacks();
+  *find_stack(a, b) = site;
+  ++stack_count_;
   return site;
 }
 

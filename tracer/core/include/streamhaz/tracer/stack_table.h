@@ -92,10 +92,15 @@ class StackTable {
   struct FrameHash {
     size_t operator()(const RawFrame& f) const;
   };
-  struct Known {
-    std::vector<RawFrame> frames;
-    trace::CallsiteId id = 0;
+  // A whole stack by its 128-bit hash (two independent lanes), in a flat open-addressing
+  // table: one probe, usually one cache line, where comparing the stored frames read up to
+  // 2 KiB per call. Two stacks of one hash are as likely as 2^-128.
+  struct StackSlot {
+    uint64_t a = 0, b = 0;
+    trace::CallsiteId id = 0;  // 0: empty
   };
+  trace::CallsiteId* find_stack(uint64_t a, uint64_t b);  // the slot's id, 0 where new
+  void grow_stacks();
   struct Module {
     uint64_t base = 0, end = 0;
     trace::ModuleId id = 0;
@@ -110,7 +115,8 @@ class StackTable {
   Intern intern_;
   size_t max_callsites_;
   PathPrefixMap paths_;  // rewrites file and module paths before they are interned
-  std::unordered_map<uint64_t, std::vector<Known>> stacks_;  // hash of the whole stack
+  std::vector<StackSlot> stack_slots_ = std::vector<StackSlot>(1024);  // a power of two
+  size_t stack_count_ = 0;
   std::unordered_map<RawFrame, trace::FrameId, FrameHash> frames_;
   // Python frames by (code, file object, line): instruction offsets of one line share a frame.
   std::unordered_map<RawFrame, trace::FrameId, FrameHash> python_lines_;
