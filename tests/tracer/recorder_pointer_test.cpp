@@ -49,6 +49,36 @@ TEST_CASE("AllocationIndex finds values inside live allocations only") {
   CHECK(index.size() == 0);
 }
 
+TEST_CASE("AllocationIndex agrees with a plain list of ranges through random adds and removes") {
+  AllocationIndex index;
+  std::map<uint64_t, uint64_t> live;  // base -> end
+  uint64_t state = 12345;
+  auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  for (int step = 0; step < 3000; ++step) {
+    const uint64_t base = kSegment + (next() >> 44) * 4096, bytes = 1 + (next() >> 50);
+    if (next() % 3 == 0 && !live.empty()) {
+      auto it = live.lower_bound(base);
+      if (it == live.end()) it = live.begin();
+      index.remove(it->first);
+      live.erase(it);
+    } else if (live.lower_bound(base) == live.upper_bound(base + bytes - 1) &&
+               (live.lower_bound(base) == live.begin() || std::prev(live.lower_bound(base))->second <= base)) {
+      index.add(base, bytes);  // allocations never overlap
+      live[base] = base + bytes;
+    }
+    for (int probe = 0; probe < 8; ++probe) {
+      const uint64_t v = kSegment + (next() >> 43) * 2048 + (next() >> 60);
+      auto it = live.upper_bound(v);
+      const bool expected = it != live.begin() && v < std::prev(it)->second;
+      REQUIRE(index.contains(v) == expected);
+      std::vector<uint64_t> found;
+      index.pointers_in(words({v}), found);
+      REQUIRE(found.size() == (expected ? 1u : 0u));
+    }
+  }
+  CHECK(index.size() == live.size());
+}
+
 TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
   AllocationIndex index;
   index.add(kSegment, 1 << 20);
