@@ -188,7 +188,17 @@ int main(int argc, char** argv) {
                         {"threads", nlohmann::json::array({{{"tid", 7},
                                                             {"name", "pt_autograd_0"},
                                                             {"phases", {{"driver_callback", {600, 1200000}}}}}})}});
-    r.set_header_field("native_unwinds", {{"fast", 90}, {"slow", 10}, {"checked", 2}, {"differed", 0}});
+    r.set_header_field("native_unwinds", {{"fast", 90},
+                                          {"slow", 10},
+                                          {"checked", 2},
+                                          {"differed", 0},
+                                          {"truncated", 5},
+                                          {"failed",
+                                           {{"plumbing_unknown", 1},
+                                            {"plumbing_varies", 2},
+                                            {"unknown", 3},
+                                            {"varies", 4},
+                                            {"off_stack", 0}}}});
     const StreamId latin1 = r.stream("caf\xe9 stream");
     const uint64_t buf = r.alloc(64, "buf");
     r.kernel(latin1, "writer\xff", {writes(buf, 64)});

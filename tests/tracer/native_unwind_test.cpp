@@ -105,6 +105,44 @@ TEST_CASE("native unwinding: a frame whose size changes is found out and walked 
   set_unwind_check_period(256);
 }
 
+TEST_CASE("native unwinding: a learned walk that holds 12 frames ends at a frame whose size changes") {
+  set_unwind_check_period(1);
+  RawFrame frames[24];
+  // The changing frame lies under 15 fixed ones: learned, and marked as varying.
+  for (int round = 0; round < 10; ++round) dynamic_frame(64 + 16 * size_t(round % 5), 14, frames);
+  RawFrame walks[2][24];
+  size_t n[2];
+  UnwindCounts before[2], after[2];
+  int rounds = 2;
+  asm("" : "+r"(rounds));  // one call site, as above
+  for (int i = 0; i < rounds; ++i) {  // libgcc's whole walk, then the learned one that ends early
+    set_unwind_check_period(i == 0 ? 1 : 0);
+    before[i] = unwind_counts();
+    n[i] = dynamic_frame(400, 14, walks[i]);
+    after[i] = unwind_counts();
+  }
+  CHECK(after[1].truncated == before[1].truncated + 1);
+  CHECK(after[1].slow == before[1].slow);
+  // The early end is the whole walk's beginning, up to and including the changing frame.
+  REQUIRE(n[1] >= 12);
+  REQUIRE(n[1] < n[0]);
+  for (size_t i = 0; i < n[1]; ++i) CHECK(walks[0][i].key == walks[1][i].key);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: a failed learned walk is counted by its cause") {
+  set_unwind_check_period(1);
+  RawFrame frames[24];
+  for (int round = 0; round < 10; ++round) dynamic_frame(64 + 16 * size_t(round % 5), 2, frames);
+  set_unwind_check_period(0);
+  const UnwindCounts before = unwind_counts();
+  dynamic_frame(400, 2, frames);  // the changing frame within the first 12: libgcc walks it
+  const UnwindCounts after = unwind_counts();
+  CHECK(after.failed_varies == before.failed_varies + 1);
+  CHECK(after.slow == before.slow + 1);
+  set_unwind_check_period(256);
+}
+
 TEST_CASE("native unwinding: other threads walk their own stacks") {
   set_unwind_check_period(1);
   const UnwindCounts before = unwind_counts();

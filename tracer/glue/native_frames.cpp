@@ -128,6 +128,20 @@ std::pair<uint64_t, uint64_t> thread_stack() {
 
 std::atomic<uint32_t> verify_every{256};
 std::atomic<uint64_t> fast_walks{0}, slow_walks{0}, verified{0}, mismatches{0}, truncated_walks{0};
+// Why learned walks failed: an address of no known size before any program frame (in the CUDA
+// plumbing) or after; a size that varies, likewise; a frame off the stack.
+std::atomic<uint64_t> failed_plumbing_unknown{0}, failed_plumbing_varies{0}, failed_unknown{0}, failed_varies{0},
+    failed_off_stack{0};
+
+void count_failure(const LearnedWalk& w) {
+  const bool plumbing = w.kept == 0;
+  if (w.failed_on == FrameSizeTable::kUnknown)
+    (plumbing ? failed_plumbing_unknown : failed_unknown).fetch_add(1, std::memory_order_relaxed);
+  else if (w.failed_on == FrameSizeTable::kVaries)
+    (plumbing ? failed_plumbing_varies : failed_varies).fetch_add(1, std::memory_order_relaxed);
+  else
+    failed_off_stack.fetch_add(1, std::memory_order_relaxed);
+}
 
 // A learned walk may end at a frame of no usable size once it holds this many of the program's
 // frames (enough to name the operator and what called it): a frame whose size varies, deep in
@@ -240,7 +254,10 @@ bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, si
   const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
                                             [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); },
                                             kTruncateAt);
-  if (!w.ok) return false;
+  if (!w.ok) {
+    count_failure(w);
+    return false;
+  }
   truncated = w.truncated;
   n = 0;
   size_t i = 0;
@@ -300,8 +317,14 @@ __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFr
 void set_unwind_check_period(uint32_t every) { verify_every.store(every, std::memory_order_relaxed); }
 
 UnwindCounts unwind_counts() {
-  return UnwindCounts{fast_walks.load(),   slow_walks.load(),         verified.load(),
-                      mismatches.load(),   frame_sizes().learned(), truncated_walks.load()};
+  UnwindCounts u{fast_walks.load(), slow_walks.load(),         verified.load(),
+                 mismatches.load(), frame_sizes().learned(), truncated_walks.load()};
+  u.failed_plumbing_unknown = failed_plumbing_unknown.load();
+  u.failed_plumbing_varies = failed_plumbing_varies.load();
+  u.failed_unknown = failed_unknown.load();
+  u.failed_varies = failed_varies.load();
+  u.failed_off_stack = failed_off_stack.load();
+  return u;
 }
 
 }  // namespace streamhaz::tracer::glue

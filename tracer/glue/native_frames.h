@@ -62,6 +62,11 @@ struct UnwindCounts {
   uint64_t checked = 0, differed = 0;  // slow walks compared with a fast one, and found different
   size_t sizes_learned = 0;
   uint64_t truncated = 0;  // fast walks that ended early at a frame of no usable size
+  // Learned walks that failed (each then walked by libgcc), by cause: an address of no known
+  // size or of varying size, in the CUDA plumbing (before the program's first frame) or after;
+  // a frame off the thread's stack.
+  uint64_t failed_plumbing_unknown = 0, failed_plumbing_varies = 0, failed_unknown = 0, failed_varies = 0,
+           failed_off_stack = 0;
 };
 UnwindCounts unwind_counts();
 

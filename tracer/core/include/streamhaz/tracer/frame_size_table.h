@@ -53,6 +53,10 @@ struct LearnedWalk {
   size_t n = 0;
   bool ok = false;  // false: an address with no usable size, or a CFA out of [lo, hi)
   bool truncated = false;  // ok, but ended at an address with no usable size (see below)
+  // Where a walk failed, for the self-profile: what the table said (kUnknown or kVaries;
+  // kMaxSize + 1 for a CFA off the stack) and how many kept addresses it held then.
+  uint32_t failed_on = 0;
+  size_t kept = 0;
 };
 
 // Walks outward from `cfa` (a CFA on the calling thread's stack), reading words only inside
@@ -68,13 +72,20 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
   LearnedWalk w;
   size_t kept = 0;
   while (w.n < capacity && kept < max) {
-    if (cfa < lo + 8 || cfa > hi) return w;
+    if (cfa < lo + 8 || cfa > hi) {
+      w.failed_on = FrameSizeTable::kMaxSize + 1;
+      return w;
+    }
     uint64_t ip;
     __builtin_memcpy(&ip, reinterpret_cast<const void*>(cfa - 8), sizeof ip);
     if (ip == 0) break;
     const uint32_t size = table.find(ip);
     if (size == FrameSizeTable::kUnknown || size == FrameSizeTable::kVaries) {
-      if (kept + 1 < truncate_at || !keep(ip, kept)) return w;
+      if (kept + 1 < truncate_at || !keep(ip, kept)) {
+        w.failed_on = size;
+        w.kept = kept;
+        return w;
+      }
       ips[w.n++] = ip;
       w.truncated = true;
       break;
