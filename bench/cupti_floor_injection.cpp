@@ -6,14 +6,18 @@
 //   kernel    CONCURRENT_KERNEL activity
 //   copies    MEMCPY, MEMCPY2 and MEMSET activity
 //   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
+//   briefly   kernel and copy activity on for the first 2 s only, then disabled (as the tracer's
+//             default times a few steps): whether CUPTI's per-call cost falls back once off
 // scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
 // that the tracer's added time splits into CUPTI's part and ours.
 #include <cupti.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -65,6 +69,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     if (wants(mix, "period")) check(cuptiActivityFlushPeriod(1000), "flush period");
     std::atexit(flush_at_exit);
+    if (wants(mix, "briefly")) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
+          cuptiActivityDisable(kind);
+      }).detach();
+    }
   }
   return 1;
 }

@@ -10,7 +10,9 @@
 # the samples in the tracer's objects per 100 samples of everything else (the program's own
 # work): libstreamhaz-tracer (the callbacks, records, stacks), libcupti (CUPTI's dispatch and
 # activity) and libz (compression, on the flush thread, off the program's threads); then the
-# tracer's hottest symbols.
+# tracer's hottest symbols. A configuration `floor:MIX` runs CUPTI alone instead of the tracer
+# (bench/cupti_floor_injection.cpp, MIX as its STREAMHAZ_FLOOR, commas and all), to tell CUPTI's
+# part from the tracer's: e.g. CONFIGS="default floor:launch floor:launch,kernel,copies,briefly".
 #
 # The GPU machine has no perf: bring a perf binary and the libraries it needs (ldd) in a folder,
 # PERF_LIBS; they are on the library path of perf alone, never of the program.
@@ -74,6 +76,10 @@ for config in ${CONFIGS:-default stacks-off gpu-times-off}; do
     stacks-off) args=(--stacks off) ;;
     gpu-times-off) args=(--gpu-times off) ;;
     api-tier) args=(--footprints api) ;;
+    floor:*)
+      record "${config//[:,]/-}" env STREAMHAZ_FLOOR="${config#floor:}" \
+        CUDA_INJECTION64_PATH="$build/lib/libstreamhaz-cupti-floor.so" "${job[@]}"
+      continue ;;
     *) echo "perf_profile: unknown configuration $config" >&2; exit 2 ;;
   esac
   record "$config" "$build/bin/streamhaz" run --force ${args[@]+"${args[@]}"} --out "$out/trace" -- "${job[@]}"
