@@ -280,8 +280,13 @@ __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFr
   bool truncated = false;
   if (!check && fast_unwind(modules, cfa, out, max, fast_n, truncated)) {
     fast_walks.fetch_add(1, std::memory_order_relaxed);
-    if (truncated) truncated_walks.fetch_add(1, std::memory_order_relaxed);
-    return cut_plumbing(modules, out, fast_n);
+    if (!truncated) {
+      // Every address of a learned walk was, with its size, in an earlier libgcc walk, whose
+      // cut asked the module map about it (and refreshed it): the plumbing is cut already.
+      return fast_n;
+    }
+    truncated_walks.fetch_add(1, std::memory_order_relaxed);
+    return cut_plumbing(modules, out, fast_n);  // its last address may be new
   }
   // A check walks both, the learned walk into a copy of its own; else the learned walk failed.
   RawFrame fast[kMaxUnwound];
