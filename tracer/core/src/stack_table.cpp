@@ -36,17 +36,11 @@ size_t StackTable::FrameHash::operator()(const RawFrame& f) const {
   return mix(mix(f.key, uint64_t(f.detail)), f.check ^ uint64_t(f.kind));
 }
 
-CallsiteId* StackTable::find_stack(uint64_t a, uint64_t b) {
+StackTable::StackSlot& StackTable::slot_of(uint64_t a, uint64_t b) {
   const size_t mask = stack_slots_.size() - 1;
   for (size_t i = size_t(a) & mask;; i = (i + 1) & mask) {
     StackSlot& s = stack_slots_[i];
-    if (s.id == 0 || (s.a == a && s.b == b)) {
-      if (s.id == 0) {
-        s.a = a;
-        s.b = b;
-      }
-      return &s.id;
-    }
+    if (s.id == 0 || (s.a == a && s.b == b)) return s;
   }
 }
 
@@ -54,13 +48,13 @@ void StackTable::grow_stacks() {
   std::vector<StackSlot> old(stack_slots_.size() * 2);
   old.swap(stack_slots_);
   for (const StackSlot& s : old)
-    if (s.id != 0) *find_stack(s.a, s.b) = s.id;
+    if (s.id != 0) slot_of(s.a, s.b) = s;
 }
 
 CallsiteId StackTable::intern(std::span<const RawFrame> frames, StackSource& source) {
   if (frames.empty()) return 0;
   const auto [a, b] = stack_hash(frames);
-  if (CallsiteId* known = find_stack(a, b); *known != 0) return *known;
+  if (const StackSlot& known = slot_of(a, b); known.id != 0) return known.id;
   if (callsites_.size() + frames.size() > max_callsites_) {
     ++refused_;
     return 0;
@@ -69,9 +63,9 @@ CallsiteId StackTable::intern(std::span<const RawFrame> frames, StackSource& sou
   CallsiteId site = 0;
   for (size_t i = frames.size(); i-- > 0;) site = callsite(site, frame_id(frames[i], source));
   if (site == 0) return 0;
-  // Defining the frames may have grown nothing here: the slot is looked up again.
+  // Kept at most half full, so that probes stay short and an empty slot always ends them.
   if (2 * (stack_count_ + 1) > stack_slots_.size()) grow_stacks();
-  *find_stack(a, b) = site;
+  slot_of(a, b) = StackSlot{a, b, site};
   ++stack_count_;
   return site;
 }

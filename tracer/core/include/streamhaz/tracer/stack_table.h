@@ -99,7 +99,7 @@ class StackTable {
     uint64_t a = 0, b = 0;
     trace::CallsiteId id = 0;  // 0: empty
   };
-  trace::CallsiteId* find_stack(uint64_t a, uint64_t b);  // the slot's id, 0 where new
+  StackSlot& slot_of(uint64_t a, uint64_t b);  // the slot holding (a, b), else the empty one where it goes
   void grow_stacks();
   struct Module {
     uint64_t base = 0, end = 0;
