@@ -24,7 +24,7 @@ struct EngineOptions {
   const std::set<std::pair<int, uint64_t>>* phantom_ops = nullptr;
   const std::set<std::pair<int, uint64_t>>* lasting_phantom_ops = nullptr;
   const std::map<std::pair<int, uint64_t>, SyncSiteIds>* sync_sites = nullptr;
-  const std::set<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
+  const std::vector<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte,
                      std::span<const uint32_t> sites)>

@@ -4,6 +4,8 @@
 // a wrong edge would hide a race.
 #include "engine/rank_engine.h"
 
+#include <algorithm>
+
 namespace streamhaz::analysis {
 
 RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timelines, CollectiveMatcher& collectives,
@@ -19,7 +21,8 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
   pass_checks_ = options.order_checks || options.phantom_ops || options.on_ordered_by_sites;
   pointer_shadow_.keep_all(options.keep_all_readers);
   if (options.order_checks)  // this rank's pairs only (sorted by rank first)
-    for (auto p = options.order_checks->lower_bound({rank, 0, 0});
+    for (auto p = std::lower_bound(options.order_checks->begin(), options.order_checks->end(),
+                                   std::tuple<int, uint64_t, uint64_t>{rank, 0, 0});
          p != options.order_checks->end() && std::get<0>(*p) == rank; ++p) {
       check_first_.try_emplace(std::get<1>(*p), Epoch{});
       check_second_[std::get<2>(*p)].push_back(std::get<1>(*p));

@@ -77,12 +77,12 @@ PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, 
   // given, whose seqs another run's operations may have.
   for (const auto& [rank, seq] : variants.fences)
     if (auto it = lowest.find(rank); it != lowest.end() && seq < it->second) ops.insert({rank, seq});
-  PairSet out;
+  std::vector<Pair> out;
   for (const auto& p : pairs) {
     const auto& [rank, a, b] = p;
-    if (ops.count({rank, a}) && ops.count({rank, b})) out.insert(out.end(), p);
+    if (ops.count({rank, a}) && ops.count({rank, b})) out.push_back(p);
   }
-  return out;
+  return PairSet(std::move(out));
 }
 
 }  // namespace streamhaz::analysis

@@ -34,8 +34,7 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
     std::unordered_map<uint64_t, std::vector<uint64_t>> earlier_of;  // b -> a's
     // The rank's pairs only (pairs are sorted by rank): every rank looking at every pair would
     // cost ranks x pairs.
-    for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p)
-      earlier_of[std::get<2>(*p)].push_back(std::get<1>(*p));
+    for (const auto& [rank, a, b] : pairs.of_rank(rr.rank)) earlier_of[b].push_back(a);
     if (earlier_of.empty()) continue;
     std::unordered_map<trace::StreamId, size_t> index;
     std::vector<Clock> clocks;
@@ -136,9 +135,8 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       if (const trace::OpCommon* op = trace::op_common(r)) ops[op->seq] = &r;
     }
     // The pairs this rank's waits order, by their later operation.
-    std::unordered_map<uint64_t, std::vector<const std::tuple<int, uint64_t, uint64_t>*>> pairs_before;
-    for (auto p = pairs.lower_bound({rr.rank, 0, 0}); p != pairs.end() && std::get<0>(*p) == rr.rank; ++p)
-      pairs_before[std::get<2>(*p)].push_back(&*p);
+    std::unordered_map<uint64_t, std::vector<const Pair*>> pairs_before;
+    for (const Pair& p : pairs.of_rank(rr.rank)) pairs_before[std::get<2>(p)].push_back(&p);
     auto stream = [&](trace::StreamId s) {
       return streams.count(s) && !streams[s].empty() ? streams[s] : fmt::format("stream {}", s);
     };

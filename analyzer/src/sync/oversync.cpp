@@ -57,12 +57,12 @@ std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const Sit
 // Pairs with a fence on either side stand for work outside the judged window: the minimal
 // synchronisation places no wait for them.
 PairSet without_fences(const PairSet& pairs, const RunVariants& v) {
-  PairSet out;
+  std::vector<Pair> out;
   for (const auto& p : pairs) {
     const auto& [rank, a, b] = p;
-    if (!v.fences.count({rank, a}) && !v.fences.count({rank, b})) out.insert(p);
+    if (!v.fences.count({rank, a}) && !v.fences.count({rank, b})) out.push_back(p);
   }
-  return out;
+  return PairSet(std::move(out));
 }
 
 // The minimal synchronisation of a judged run: event waits in place of every replaceable site,

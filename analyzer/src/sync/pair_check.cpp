@@ -79,7 +79,7 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
 }
 
 VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
-                           std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte) {
+                           std::map<Pair, uint64_t>* first_byte) {
   VariantPairs p;
   const auto skip = v.left_out(w ? w->drop : std::set<std::pair<int, uint64_t>>{});
   auto pairs_of = [&](const std::vector<RankRecords>& run) {
@@ -93,20 +93,16 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
 }
 
 void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all) {
-  real = new_pairs(now.real, base.real);
+  real = now.real.minus(base.real);
   all = real;
-  for (size_t i = 0; i < now.touch.size() && i < base.touch.size(); ++i) {
-    const PairSet p = new_pairs(now.touch[i], base.touch[i]);
-    all.insert(p.begin(), p.end());
-  }
+  for (size_t i = 0; i < now.touch.size() && i < base.touch.size(); ++i) all.merge(now.touch[i].minus(base.touch[i]));
 }
 
 void add_new_touch_pairs(const RunVariants& v, const VariantPairs& base, const std::set<std::pair<int, uint64_t>>& drop,
                          PairSet& all, bool first_only) {
   const auto skip = v.left_out(drop);
   for (size_t i = 0; i < v.touch.size() && i < base.touch.size(); ++i) {
-    const PairSet p = new_pairs(unordered_pairs(v.touch[i], v, nullptr, &skip), base.touch[i]);
-    all.insert(p.begin(), p.end());
+    all.merge(unordered_pairs(v.touch[i], v, nullptr, &skip).minus(base.touch[i]));
     if (first_only && !all.empty()) return;
   }
 }
@@ -122,38 +118,32 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order) {
 }
 
 PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
-                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte,
+                        std::map<Pair, uint64_t>* first_byte,
                         const std::set<std::pair<int, uint64_t>>* skip, PassOrder order) {
-  PairSet pairs;
+  std::vector<Pair> pairs;
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = skip;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
-    pairs.insert({rank, a, b});
+    pairs.emplace_back(rank, a, b);
     if (first_byte) first_byte->try_emplace({rank, a, b}, lo);
   };
   analyze_records(run, o);
-  return pairs;
+  return PairSet(std::move(pairs));
 }
 
 PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs, PassOrder order) {
-  PairSet left;
-  if (pairs.empty()) return left;
+  if (pairs.empty()) return {};
+  std::vector<Pair> left;
   // The first touch-all variant holds every operation the pairs may name (fences included);
   // the variants' clocks are all the same.
   const std::vector<RankRecords>& run = v.touch.empty() ? v.real : v.touch.front();
   const auto skip = v.left_out(w.drop);
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = &skip;
-  o.order_checks = &pairs;
-  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.insert({rank, a, b}); };
+  o.order_checks = &pairs.sorted();
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.emplace_back(rank, a, b); };
   analyze_records(w.add.empty() && w.drop_kinds.empty() ? run : apply_edits(run, w), o);
-  return left;
-}
-
-PairSet new_pairs(const PairSet& now, const PairSet& base) {
-  PairSet out;
-  std::set_difference(now.begin(), now.end(), base.begin(), base.end(), std::inserter(out, out.end()));
-  return out;
+  return PairSet(std::move(left));
 }
 
 }  // namespace streamhaz::analysis

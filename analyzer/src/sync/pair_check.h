@@ -16,14 +16,13 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
+#include "sync/pair_set.h"
 
 namespace streamhaz::analysis {
 
 // How the pass checks: each rank's own order (the default), or with the order collectives carry
 // between ranks too (only to find pairs that only other ranks order).
 enum class PassOrder : uint8_t { Local, Global };
-
-using PairSet = std::set<std::tuple<int, uint64_t, uint64_t>>;  // rank, earlier seq, later seq
 
 struct RunVariants {
   std::vector<RankRecords> real;
@@ -63,7 +62,7 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order = PassO
 // The unordered pairs of `run`, one of `v`'s. `first_byte`, when given, gets the first
 // conflicting byte of every pair.
 PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
-                        std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr,
+                        std::map<Pair, uint64_t>* first_byte = nullptr,
                         const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local);
 
 // The pairs of `pairs` the edited run (`w` applied to the variants) leaves unordered: what a check
@@ -72,16 +71,13 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& 
 PairSet unordered_after(const RunVariants& v, const struct WhatIf& w, const PairSet& pairs,
                         PassOrder order = PassOrder::Local);
 
-// Pairs of `now` that `base` does not have.
-PairSet new_pairs(const PairSet& now, const PairSet& base);
-
 // The unordered pairs of every variant of a run (each edited by `w`, when given).
 struct VariantPairs {
   PairSet real;
   std::vector<PairSet> touch;  // as RunVariants::touch
 };
 VariantPairs variant_pairs(const RunVariants& v, const struct WhatIf* w,
-                           std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>* first_byte = nullptr);
+                           std::map<Pair, uint64_t>* first_byte = nullptr);
 // What `now` has beyond `base`, over the variants: real pairs, and all pairs.
 void new_variant_pairs(const VariantPairs& now, const VariantPairs& base, PairSet& real, PairSet& all);
 // The touch-variant pairs that dropping `drop` adds to `base`, added to `all`; `first_only`:

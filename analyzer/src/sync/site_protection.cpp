@@ -11,7 +11,6 @@
 namespace streamhaz::analysis {
 namespace {
 
-using Pair = std::tuple<int, uint64_t, uint64_t>;
 using FirstBytes = std::map<Pair, uint64_t>;
 
 // What one check of a variant hands over: every pair ordered only through sites, once per site
@@ -32,15 +31,17 @@ struct OrderedBySite {
 void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, const SiteIds& ids, PairSet& base,
                    const std::function<SiteProtection&(SiteId)>& protection_of, bool real, FirstBytes& first_byte) {
   std::vector<OrderedBySite> found;
+  std::vector<Pair> unordered;
   AnalysisOptions o = pass_check_options(v);
   o.skip_syncs = &v.idle_queries;
   o.sync_sites = &ids.instances;
-  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { base.insert({rank, a, b}); };
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { unordered.emplace_back(rank, a, b); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
     for (const SiteId s : sites) found.push_back({s, {rank, a, b}, lo});
   };
   analyze_records(run, o);
-  // First bytes once per pair (the lowest), the sites' pairs in order: most inserts go at the end.
+  base = PairSet(std::move(unordered));
+  // First bytes once per pair (the lowest); each site's pairs come out of the sort in order.
   std::vector<std::pair<Pair, uint64_t>> bytes;
   bytes.reserve(found.size());
   for (const OrderedBySite& f : found) bytes.emplace_back(f.pair, f.first_byte);
@@ -48,13 +49,17 @@ void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, co
   for (size_t i = 0; i < bytes.size(); ++i)
     if (!i || bytes[i].first != bytes[i - 1].first) first_byte.try_emplace(bytes[i].first, bytes[i].second);
   std::sort(found.begin(), found.end());
-  for (size_t i = 0; i < found.size(); ++i) {
-    const OrderedBySite& f = found[i];
-    if (i && f.site == found[i - 1].site && f.pair == found[i - 1].pair) continue;
-    if (base.count(f.pair)) continue;
-    SiteProtection& sp = protection_of(f.site);
-    if (real) sp.real.insert(sp.real.end(), f.pair);
-    sp.all.insert(sp.all.end(), f.pair);
+  for (size_t i = 0; i < found.size();) {
+    const SiteId site = found[i].site;
+    std::vector<Pair> pairs;
+    for (; i < found.size() && found[i].site == site; ++i)
+      if (!base.contains(found[i].pair) && (pairs.empty() || pairs.back() != found[i].pair))
+        pairs.push_back(found[i].pair);
+    if (pairs.empty()) continue;
+    SiteProtection& sp = protection_of(site);
+    PairSet of_site(std::move(pairs));
+    if (real) sp.real.merge(of_site);
+    sp.all.merge(of_site);
   }
 }
 
@@ -108,7 +113,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
     const auto drop = instances_of(lo, hi);
     const auto skip = v.left_out(drop);
     // Pairs with known footprints first: a set that orders some is split without the rest.
-    PairSet real = new_pairs(unordered_pairs(v.real, v, &p.first_byte, &skip), p.base.real);
+    PairSet real = unordered_pairs(v.real, v, &p.first_byte, &skip).minus(p.base.real);
     if (!real.empty() && hi - lo > 1) {
       judge(lo, lo + (hi - lo) / 2);
       judge(lo + (hi - lo) / 2, hi);
@@ -122,10 +127,8 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
       judge(lo + (hi - lo) / 2, hi);
       return;
     }
-    for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i) {
-      const PairSet now = new_pairs(unordered_pairs(v.touch[i], v, &p.first_byte, &skip), p.base.touch[i]);
-      all.insert(now.begin(), now.end());
-    }
+    for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
+      all.merge(unordered_pairs(v.touch[i], v, &p.first_byte, &skip).minus(p.base.touch[i]));
     p.sites[lo].real = std::move(real);
     p.sites[lo].all = std::move(all);
   };
@@ -135,25 +138,20 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   for (const auto& [instance, site] : ids.instances)
     if (site.group) group.insert(instance);
   const auto skip = v.left_out(group);
-  p.replaceable.real = new_pairs(unordered_pairs(v.real, v, &p.first_byte, &skip), p.base.real);
+  p.replaceable.real = unordered_pairs(v.real, v, &p.first_byte, &skip).minus(p.base.real);
   p.replaceable.all = p.replaceable.real;
-  for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i) {
-    const PairSet now = new_pairs(unordered_pairs(v.touch[i], v, &p.first_byte, &skip), p.base.touch[i]);
-    p.replaceable.all.insert(now.begin(), now.end());
-  }
+  for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
+    p.replaceable.all.merge(unordered_pairs(v.touch[i], v, &p.first_byte, &skip).minus(p.base.touch[i]));
   return p;
 }
 
 PairSet ordered_only_through_other_ranks(const RunVariants& v, const VariantPairs& local_base) {
-  PairSet out;
-  if (v.real.size() < 2) return out;
+  if (v.real.size() < 2) return {};
   // Only pairs the ranks' own order leaves unordered can be ordered through other ranks: one
   // order-only check of them with the order collectives carry.
   PairSet local = local_base.real;
-  for (const PairSet& t : local_base.touch) local.insert(t.begin(), t.end());
-  const PairSet global = unordered_after(v, WhatIf{}, local, PassOrder::Global);
-  std::set_difference(local.begin(), local.end(), global.begin(), global.end(), std::inserter(out, out.end()));
-  return out;
+  for (const PairSet& t : local_base.touch) local.merge(t);
+  return local.minus(unordered_after(v, WhatIf{}, local, PassOrder::Global));
 }
 
 }  // namespace streamhaz::analysis

@@ -42,7 +42,7 @@ struct Protection {
   VariantPairs base;                  // each variant's unordered pairs, nothing removed
   std::vector<SiteProtection> sites;  // by site id - 1
   SiteProtection replaceable;         // what the replaceable sites together protect
-  std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t> first_byte;  // of every protected pair
+  std::map<Pair, uint64_t> first_byte;  // of every protected pair
 };
 
 Protection protection_by_witness(const RunVariants& v, const SiteIds& ids);

@@ -83,8 +83,8 @@ struct AnalysisOptions {
   std::function<void(int rank, uint64_t seq)> on_idle_query;
   // Only these pairs (rank, earlier seq, later seq) are checked, for order alone: each one the
   // run leaves unordered goes to on_conflict (first byte 0); no footprint is looked at. How the
-  // pass holds a replacement of a synchronisation to the pairs it must keep ordered.
-  const std::set<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
+  // pass holds a replacement of a synchronisation to the pairs it must keep ordered. Sorted.
+  const std::vector<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
 };
 
 // One rank's records held in memory (an edited copy of a trace).
