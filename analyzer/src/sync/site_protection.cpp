@@ -41,26 +41,27 @@ void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, co
   };
   analyze_records(run, o);
   base = PairSet(std::move(unordered));
-  // First bytes once per pair (the lowest); each site's pairs come out of the sort in order.
-  std::vector<std::pair<Pair, uint64_t>> bytes;
-  bytes.reserve(found.size());
-  for (const OrderedBySite& f : found) bytes.emplace_back(f.pair, f.first_byte);
-  std::sort(bytes.begin(), bytes.end());
-  for (size_t i = 0; i < bytes.size(); ++i)
-    if (!i || bytes[i].first != bytes[i - 1].first) first_byte.try_emplace(bytes[i].first, bytes[i].second);
+  // Each site's pairs come out of the sort in order, each pair first with its lowest byte.
   std::sort(found.begin(), found.end());
+  std::vector<std::pair<Pair, uint64_t>> bytes;  // of the pairs kept, for every site
   for (size_t i = 0; i < found.size();) {
     const SiteId site = found[i].site;
     std::vector<Pair> pairs;
     for (; i < found.size() && found[i].site == site; ++i)
-      if (!base.contains(found[i].pair) && (pairs.empty() || pairs.back() != found[i].pair))
+      if ((pairs.empty() || pairs.back() != found[i].pair) && !base.contains(found[i].pair)) {
         pairs.push_back(found[i].pair);
+        bytes.emplace_back(found[i].pair, found[i].first_byte);
+      }
     if (pairs.empty()) continue;
     SiteProtection& sp = protection_of(site);
     PairSet of_site(std::move(pairs));
     if (real) sp.real.merge(of_site);
     sp.all.merge(of_site);
   }
+  // First bytes once per pair: the lowest of any site.
+  std::sort(bytes.begin(), bytes.end());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (!i || bytes[i].first != bytes[i - 1].first) first_byte.try_emplace(bytes[i].first, bytes[i].second);
 }
 
 }  // namespace
