@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -11,32 +10,13 @@
 #include "analysis_parts.h"
 #include "replay/steps.h"
 #include "replay/pattern_steps.h"
+#include "sync/step_segments.h"
+#include "sync/trace_shape.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::analysis {
-namespace {
 
-constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
-
-// What pass 1 learns of one trace: per step, where it starts and how much it holds.
-struct StepShape {
-  uint64_t first_seq = kNone, last_seq = 0;
-  uint64_t first_record = 0, last_record = 0;  // indices of the step's first and last call among the trace's records
-  uint64_t records = 0, syncs = 0;
-  uint64_t timed = 0;        // operations with GPU times
-  uint64_t timed_after = 0;  // ...issued after it, before the next step (between steps)
-};
-
-struct TraceShape {
-  std::vector<StepShape> steps;
-  std::vector<uint64_t> capture_records;  // record indices of capture begins
-  uint64_t records = 0;
-  bool range_edges = false;
-  size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (no range)
-};
-
-// GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
 void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
   auto after = std::upper_bound(steps.begin(), steps.end(), op_seq,
                                 [](uint64_t seq, const StepShape& s) { return seq < s.first_seq; });
@@ -44,7 +24,6 @@ void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
   ++(op_seq <= std::prev(after)->last_seq ? std::prev(after)->timed : std::prev(after)->timed_after);
 }
 
-// Adds record `index` to the step it belongs to (steps grow in order).
 void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step, int& current) {
   if (step >= 0 && step != current) {
     current = step;
@@ -63,8 +42,10 @@ void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step
   }
 }
 
+namespace {
+
 // A second read of a trace without a step range, its steps starting at `starts` (record
-// indices), none from `end` on.
+// indices), none from `end` on: where the first read's sums cannot shape them (step_segments.h).
 void shape_by_starts(const std::string& file, const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) {
   trace::TraceReader reader(file);
   trace::Record r;
@@ -86,20 +67,31 @@ void shape_by_starts(const std::string& file, const std::vector<uint64_t>& start
   }
 }
 
-TraceShape shape_of(const std::string& file, const std::string& step_range) {
+TraceShape shape_of(const std::string& file, const std::string& step_range, bool reread_pattern_steps) {
   TraceShape t;
   trace::TraceReader reader(file);
   StepFinder finder(step_range);
   trace::Record r;
   int current = -1;  // the step the records belong to (from its first call on)
   PatternReader pattern;  // for a trace without the range
+  StepSegments segments;  // ...and its records summed between the places a step may start
+  bool after_token = false;
   try {
     while (reader.next(r)) {
-      if (t.steps.empty()) pattern.feed(r, t.records);
+      const size_t tokens = pattern.tokens().size();
+      const bool unranged = t.steps.empty();
+      if (unranged) pattern.feed(r, t.records);
       if (trace::is_stack_record(r)) continue;
       const uint64_t index = t.records++;
+      const auto* tm = std::get_if<trace::Timing>(&r);
+      if (unranged) {
+        const bool token = pattern.tokens().size() > tokens;
+        segments.add(r, index, token || after_token);
+        after_token = token;
+        if (tm) segments.add_timing(tm->op_seq);
+      }
       if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
-      if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
+      if (tm) count_timed(t.steps, tm->op_seq);
       add_to_step(t, r, index, finder.feed(r), current);
     }
   } catch (const std::bad_alloc&) {
@@ -110,7 +102,10 @@ TraceShape shape_of(const std::string& file, const std::string& step_range) {
     const PatternSteps steps = find_pattern_steps(pattern.tokens());
     if (steps.period) {
       t.pattern_period = steps.period;
-      shape_by_starts(file, steps.starts, steps.end, t);
+      if (reread_pattern_steps || !segments.shape(steps.starts, steps.end, t)) {
+        shape_by_starts(file, steps.starts, steps.end, t);
+        t.second_read = true;
+      }
     }
   }
   return t;
@@ -137,6 +132,7 @@ JudgedWindow choose(const TraceShape& t, const WindowBudget& b) {
   }
   w.from_steps = true;
   w.pattern_period = t.pattern_period;
+  w.second_read = t.second_read;
   w.first_step = static_cast<int>(first) + 1;
   w.last_step = static_cast<int>(last) + 1;
   // With range edges the window starts where the warm-up ended, so that what a script does
@@ -267,7 +263,7 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
   std::vector<RankRecords> run;
   windows.clear();
   for (const std::string& file : files) {
-    const TraceShape shape = shape_of(file, budget.step_range);
+    const TraceShape shape = shape_of(file, budget.step_range, budget.reread_pattern_steps);
     JudgedWindow w = choose(shape, budget);
     run.push_back(w.from_steps ? load_window(file, shape, w, cut) : load_prefix(file, budget, cut));
     windows.push_back(std::move(w));

@@ -29,6 +29,7 @@ struct StartFence {
 struct JudgedWindow {
   bool from_steps = false;  // false: the run from its start (no steps found)
   size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (pattern_steps.h)
+  bool second_read = false;   // ...shaped by reading the trace again (step_segments.h)
   int first_step = 0, last_step = 0, steps = 0;  // 1-based, of `steps` in the trace
   uint64_t first_seq = 0;     // syncs before it are not judged
   uint64_t first_record = 0;  // operations before it (by record index) are left out
@@ -41,6 +42,9 @@ struct WindowBudget {
   uint64_t syncs = 200;
   int warmup_steps = 1;
   std::string step_range = "step";
+  // Steps from the repeating pattern are shaped by a second read even where the first read's sums
+  // serve (step_segments.h): the reference the tests hold those sums to.
+  bool reread_pattern_steps = false;
 };
 
 // Loads each trace's judged window. `cut`: some trace goes on past its window (its end needs

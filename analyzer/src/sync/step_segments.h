@@ -1,0 +1,46 @@
+// The steps of a trace without a step range come from the repeating pattern of its collectives
+// and host synchronisations (pattern_steps.h), known only once the whole trace was read. Each
+// step starts at such a call or right after it. The first read therefore sums the records
+// between those places (segments), as add_to_step would sum them into a step; the pattern's
+// steps are then shaped from the sums, without reading the trace a second time.
+//
+// Exact where the trace's calls come in seq order (a GPU time is then counted with the segment
+// of its operation when it arrives); where they do not, `shape` declines and the caller reads
+// the trace again.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sync/trace_shape.h"
+
+namespace streamhaz::analysis {
+
+class StepSegments {
+ public:
+  // Record `index` (stack records not counted); `boundary`: a step may start here.
+  void add(const trace::Record& r, uint64_t index, bool boundary);
+  // A GPU time of operation `op_seq` (read after its operation).
+  void add_timing(uint64_t op_seq);
+  // The steps starting at `starts` (record indices), none from `end` on, into t.steps. False
+  // (t untouched) where the sums cannot say: calls out of seq order, or a start that is no
+  // segment's.
+  bool shape(const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) const;
+
+ private:
+  struct Segment {
+    uint64_t first_record = 0;
+    uint64_t lead_records = 0, lead_syncs = 0;  // before its first call: the step in progress's
+    bool has_call = false;
+    uint64_t first_call = 0, last_call = 0;  // record indices
+    uint64_t records = 0, syncs = 0;         // from its first call on
+    uint64_t first_seq = kNoSeq, last_seq = 0;
+    uint64_t timed = 0;  // GPU times of its operations
+  };
+  std::vector<Segment> segments_;
+  std::vector<size_t> with_calls_;  // indices of the segments that hold calls
+  uint64_t last_seq_ = 0;           // the highest call seq so far
+  bool in_order_ = true;            // calls in seq order, every GPU time's operation one of them
+};
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,40 @@
+// What the over-synchronisation pass's first read learns of one trace (sync_window.h): per step,
+// where it starts and how much it holds.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "streamhaz/trace/records.h"
+
+namespace streamhaz::analysis {
+
+inline constexpr uint64_t kNoSeq = std::numeric_limits<uint64_t>::max();
+
+struct StepShape {
+  uint64_t first_seq = kNoSeq, last_seq = 0;
+  uint64_t first_record = 0, last_record = 0;  // indices of the step's first and last call among the trace's records
+  uint64_t records = 0, syncs = 0;
+  uint64_t timed = 0;        // operations with GPU times
+  uint64_t timed_after = 0;  // ...issued after it, before the next step (between steps)
+};
+
+struct TraceShape {
+  std::vector<StepShape> steps;
+  std::vector<uint64_t> capture_records;  // record indices of capture begins
+  uint64_t records = 0;
+  bool range_edges = false;
+  size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (no range)
+  bool second_read = false;   // ...shaped by a second read
+};
+
+// GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
+void count_timed(std::vector<StepShape>& steps, uint64_t op_seq);
+
+// Adds record `index` to the step it belongs to: `step` for a call that opens or continues one,
+// -1 for a record of the step in progress (or of none). Steps grow in order; `current` is the
+// step in progress.
+void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step, int& current);
+
+}  // namespace streamhaz::analysis

@@ -1,0 +1,136 @@
+// The over-synchronisation pass's judged window of a trace without a step range: its pattern
+// steps shaped from the first read's sums (analyzer/src/sync/step_segments.h) must be the window
+// a second read shapes, record for record; where the sums cannot say, the second read is taken.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "scenario.h"
+#include "sync/sync_window.h"
+
+namespace streamhaz::testing {
+namespace {
+
+using analysis::JudgedWindow;
+using analysis::RankRecords;
+using analysis::WindowBudget;
+
+// A set-up that does not repeat, then steps that each run a few kernels, all-reduce twice and
+// wait for their loss; with GPU times (the builder writes each right after its operation).
+TraceBuilder unmarked_steps(int ranks, int steps) {
+  TraceBuilder run(ranks);
+  for (int i = 0; i < ranks; ++i) {
+    auto& r = run.rank(i);
+    const StreamId c = r.stream("compute"), red = r.stream("reduction");
+    const uint64_t x = r.alloc(4096, "X"), g = r.alloc(1 << 16, "G");
+    r.nccl(c, NcclKind::Broadcast, g, g, 1024, TraceBuilder::comm(0), 20, 0);
+    for (int k = 0; k < 3; ++k) {
+      r.kernel(c, "init", {writes(x, 64)}, 1);
+      r.device_sync();
+    }
+    for (int k = 0; k < steps; ++k) {
+      const EventId e = r.event();
+      r.kernel(c, "forward", {reads(x, 4096), writes(g, 4096)}, 50);
+      r.record(e, c);
+      r.wait(red, e);
+      r.all_reduce(red, g, g, 1024, TraceBuilder::comm(0));
+      r.all_reduce(red, g, g, 2048, TraceBuilder::comm(0));
+      r.memcpy(c, x, g, 64);
+      r.stream_sync(red);
+      r.stream_sync(c);
+    }
+  }
+  return run;
+}
+
+// The same run with each rank's records rearranged by `edit` (a tracer that delivers GPU times
+// late, or writes a thread's calls after another's).
+template <class Edit> TraceBuilder edited(const TraceBuilder& run, Edit edit) {
+  TraceBuilder out(run.world_size());
+  for (int i = 0; i < run.world_size(); ++i) {
+    std::vector<Record> records = const_cast<TraceBuilder&>(run).rank(i).records();
+    edit(records);
+    for (const Record& r : records) out.rank(i).add(r);
+  }
+  return out;
+}
+
+struct Loaded {
+  std::vector<RankRecords> run;
+  std::vector<JudgedWindow> windows;
+  bool cut = false;
+};
+
+Loaded load_windows(const TraceBuilder& run, WindowBudget budget) {
+  const auto dir = fresh_dir();
+  run.write_dir(dir.string());
+  Loaded l;
+  l.run = analysis::load_judged_windows(expand_trace_paths({dir.string()}), budget, l.windows, l.cut);
+  std::filesystem::remove_all(dir);
+  return l;
+}
+
+// Both ways to the window of `run` under `budget`; returns whether the one read served.
+bool same_window_both_ways(const TraceBuilder& run, WindowBudget budget) {
+  const Loaded once = load_windows(run, budget);
+  budget.reread_pattern_steps = true;
+  const Loaded twice = load_windows(run, budget);
+  REQUIRE(once.windows.size() == twice.windows.size());
+  bool one_read = true;
+  for (size_t i = 0; i < once.windows.size(); ++i) {
+    const JudgedWindow &a = once.windows[i], &b = twice.windows[i];
+    CHECK(a.pattern_period > 0);
+    CHECK(a.pattern_period == b.pattern_period);
+    CHECK(a.first_step == b.first_step);
+    CHECK(a.last_step == b.last_step);
+    CHECK(a.steps == b.steps);
+    CHECK(a.first_seq == b.first_seq);
+    CHECK(a.first_record == b.first_record);
+    CHECK(a.left_out_operations == b.left_out_operations);
+    CHECK(b.second_read);
+    one_read &= !a.second_read;
+    CHECK(once.run[i].records == twice.run[i].records);
+    CHECK(once.run[i].pattern_step_starts == twice.run[i].pattern_step_starts);
+    CHECK(once.run[i].pattern_steps_end == twice.run[i].pattern_steps_end);
+  }
+  CHECK(once.cut == twice.cut);
+  return one_read;
+}
+
+}  // namespace
+
+TEST_CASE("step segments: the first read's sums shape the pattern steps a second read would", "[pattern][window]") {
+  WindowBudget whole;
+  WindowBudget two_steps;
+  two_steps.records = 40;  // a step holds about 20 records: the window is cut after two
+  for (const WindowBudget& budget : {whole, two_steps}) {
+    CHECK(same_window_both_ways(unmarked_steps(1, 6), budget));
+    CHECK(same_window_both_ways(unmarked_steps(3, 5), budget));
+  }
+}
+
+TEST_CASE("step segments: GPU times delivered at the trace's end count with their operations' steps",
+          "[pattern][window]") {
+  const TraceBuilder late = edited(unmarked_steps(2, 6), [](std::vector<Record>& records) {
+    std::stable_partition(records.begin(), records.end(),
+                          [](const Record& r) { return !std::holds_alternative<Timing>(r); });
+  });
+  WindowBudget budget;
+  budget.records = 40;
+  CHECK(same_window_both_ways(late, budget));
+}
+
+TEST_CASE("step segments: calls out of seq order take the second read", "[pattern][window]") {
+  const TraceBuilder swapped = edited(unmarked_steps(1, 6), [](std::vector<Record>& records) {
+    // The last two calls of the set-up written in the other order (a second thread's buffer).
+    std::vector<size_t> calls;
+    for (size_t i = 0; i < records.size(); ++i)
+      if (api_seq(records[i]) && std::holds_alternative<DeviceSync>(records[i])) calls.push_back(i);
+    REQUIRE(calls.size() >= 2);
+    std::swap(records[calls[0]], records[calls[1]]);
+  });
+  CHECK_FALSE(same_window_both_ways(swapped, WindowBudget{}));
+}
+
+}  // namespace streamhaz::testing
