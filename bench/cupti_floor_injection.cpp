@@ -8,10 +8,14 @@
 //   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
 //   briefly   kernel and copy activity on for the first 2 s only, then disabled (as the tracer's
 //             default times a few steps): whether CUPTI's per-call cost falls back once off
+//   until     kernel and copy activity on until the program's STREAMHAZ_FLOOR_LAUNCHES-th kernel
+//             launch (default 20000; counted by the launch callbacks, which this turns on), then
+//             disabled: whether kernels first launched while activity was on keep costing more
 // scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
 // that the tracer's added time splits into CUPTI's part and ours.
 #include <cupti.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +25,19 @@
 
 namespace {
 
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+std::atomic<uint64_t> launches{0};
+
+// Counts kernel launches (the only callbacks `until` turns on besides what the mix asks for).
+void CUPTIAPI count_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
+    launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+void disable_activity() {
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
+    cuptiActivityDisable(kind);
+}
 
 constexpr size_t kBufferBytes = 4 << 20;
 
@@ -51,9 +67,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   const char* env = std::getenv("STREAMHAZ_FLOOR");
   const std::string mix = env ? env : "";
   CUpti_SubscriberHandle subscriber;
-  if (!check(cuptiSubscribe(&subscriber, ignore_callback, nullptr), "subscribe")) return 1;
+  if (!check(cuptiSubscribe(&subscriber, count_callback, nullptr), "subscribe")) return 1;
   if (wants(mix, "driver")) check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "driver domain");
-  if (wants(mix, "launch")) {
+  if (wants(mix, "launch") || wants(mix, "until")) {
     for (CUpti_CallbackId id :
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
@@ -72,9 +88,18 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (wants(mix, "briefly")) {
       std::thread([] {
         std::this_thread::sleep_for(std::chrono::seconds(2));
-        for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
-          cuptiActivityDisable(kind);
+        disable_activity();
+      }).detach();
+    }
+    if (wants(mix, "until")) {
+      const char* n = std::getenv("STREAMHAZ_FLOOR_LAUNCHES");
+      const uint64_t limit = n ? std::strtoull(n, nullptr, 10) : 20000;
+      std::thread([limit] {
+        while (launches.load(std::memory_order_relaxed) < limit)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        disable_activity();
+        std::fprintf(stderr, "cupti_floor: activity off after %llu launches\n",
+                     static_cast<unsigned long long>(launches.load()));
       }).detach();
     }
   }

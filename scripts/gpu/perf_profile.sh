@@ -10,7 +10,10 @@
 # the samples in the tracer's objects per 100 samples of everything else (the program's own
 # work): libstreamhaz-tracer (the callbacks, records, stacks), libcupti (CUPTI's dispatch and
 # activity) and libz (compression, on the flush thread, off the program's threads); then the
-# tracer's hottest symbols. A configuration `floor:MIX` runs CUPTI alone instead of the tracer
+# tracer's hottest symbols, and the threads their samples fell on. `self-profile` is the default
+# with the tracer's own counters on (--self-profile), whose sums by phase it prints (inspect);
+# `gpu-times:SPEC` the default with --gpu-times SPEC.
+# A configuration `floor:MIX` runs CUPTI alone instead of the tracer
 # (bench/cupti_floor_injection.cpp, MIX as its STREAMHAZ_FLOOR, commas and all), to tell CUPTI's
 # part from the tracer's: e.g. CONFIGS="default floor:launch floor:launch,kernel,copies,briefly".
 #
@@ -42,6 +45,10 @@ record() {  # name, command...
     2>/dev/null | grep -v '^#' | grep -v '^$' > "$out/$name-dso.txt"
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort dso,sym --stdio \
     2>/dev/null | grep -E 'libstreamhaz-tracer|libcupti' | head -"${SYMBOLS:-12}" | cut -c1-160 > "$out/$name-sym.txt"
+  # Which threads pay it: the program's (pt_main_thread, pt_autograd_*), or the tracer's own
+  # (shz-flush, shz-gpu-times) and CUPTI's, which cost the program no time of its own.
+  LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort comm,dso --stdio \
+    2>/dev/null | grep -E 'libstreamhaz-tracer|libcupti|libz' | head -8 | cut -c1-120 > "$out/$name-threads.txt"
   rm -f "$out/$name.data"
   python3 - "$out/$name-dso.txt" <<'PY'
 import re, sys
@@ -67,6 +74,7 @@ if any(tracer.values()):
           f"on the program's threads {per['libstreamhaz-tracer'] + per['libcupti']:.2f}")
 PY
   sed 's/^/  /' "$out/$name-sym.txt"
+  sed 's/^/  by thread: /' "$out/$name-threads.txt"
 }
 
 record untraced "${job[@]}"
@@ -76,12 +84,17 @@ for config in ${CONFIGS:-default stacks-off gpu-times-off}; do
     stacks-off) args=(--stacks off) ;;
     gpu-times-off) args=(--gpu-times off) ;;
     api-tier) args=(--footprints api) ;;
+    self-profile) args=(--self-profile on) ;;
+    gpu-times:*) args=(--gpu-times "${config#gpu-times:}") ;;
     floor:*)
       record "${config//[:,]/-}" env STREAMHAZ_FLOOR="${config#floor:}" \
         CUDA_INJECTION64_PATH="$build/lib/libstreamhaz-cupti-floor.so" "${job[@]}"
       continue ;;
     *) echo "perf_profile: unknown configuration $config" >&2; exit 2 ;;
   esac
-  record "$config" "$build/bin/streamhaz" run --force ${args[@]+"${args[@]}"} --out "$out/trace" -- "${job[@]}"
+  record "${config//[:\/]/-}" "$build/bin/streamhaz" run --force ${args[@]+"${args[@]}"} --out "$out/trace" -- "${job[@]}"
+  if [ "$config" = self-profile ]; then
+    "$build/bin/streamhaz" inspect "$out/trace"/rank*.shz 2>&1 | sed -n "/tracer's own time/,/records by kind/p" | head -40
+  fi
 done
 rm -rf "$out/trace"

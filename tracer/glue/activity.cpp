@@ -130,6 +130,7 @@ class WindowThread {
 
  private:
   void loop(const TimingPolicy& policy) {
+    pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
     const auto begin = std::chrono::steady_clock::now();
     bool open = true;  // opened by start_activity
     // (when, last operation issued) at each window close: what may still wait for activity.
@@ -140,6 +141,7 @@ class WindowThread {
       auto since = std::chrono::duration_cast<std::chrono::milliseconds>(now - begin);
       bool want = timing_window_open(policy, since);
       if (want != open) {
+        PhaseTimer timer(Phase::ActivitySwitch);
         Recorder* rec = active_recorder();
         if (want && rec) {
           // CUPTI's worker hands over only full buffers; a window's few records could sit in
@@ -184,6 +186,7 @@ void switch_for_step(StepTimes& st, bool on) {
   if (st.failed || on == st.collecting) return;
   Recorder* rec = active_recorder();
   const auto now = std::chrono::steady_clock::now();
+  PhaseTimer timer(Phase::ActivitySwitch);  // on the program's thread: its NVTX push or pop
   if (on) {
     cuptiActivityFlushAll(0);  // the last timed step's partly filled buffers
     if (rec) forget_stale(*rec, st.closes, now);

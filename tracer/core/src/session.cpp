@@ -1,5 +1,7 @@
 #include "streamhaz/tracer/session.h"
 
+#include <pthread.h>
+
 #include "streamhaz/trace/writer.h"
 #include "streamhaz/tracer/self_profile.h"
 
@@ -34,6 +36,7 @@ void Session::start_flusher() {
 }
 
 void Session::flusher_loop() {
+  pthread_setname_np(pthread_self(), "shz-flush");  // tells it apart in profilers
   std::unique_lock lock(wake_mu_);
   while (!stop_) {
     wake_.wait_for(lock, options_.flush_period);

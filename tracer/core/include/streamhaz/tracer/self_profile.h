@@ -26,6 +26,7 @@ namespace streamhaz::tracer {
   X(StackIntern, "stack_intern", "recorder", "interning a call stack (frames, call sites)")                         \
   X(PointerScan, "pointer_scan", "recorder", "launch arguments against the allocation index")                      \
   X(ActivityBuffer, "activity_buffer", "", "reading a CUPTI activity buffer (GPU times)")                          \
+  X(ActivitySwitch, "activity_switch", "", "turning GPU times on or off (CUPTI activity enable, disable, flush)")     \
   X(Nvtx, "nvtx", "", "an NVTX range push or pop")                                                                 \
   X(Compress, "compress", "", "compressing chunks for the file")                                                   \
   X(Write, "write", "", "writing chunks to the file")
