@@ -16,6 +16,8 @@
 # A configuration `floor:MIX` runs CUPTI alone instead of the tracer
 # (bench/cupti_floor_injection.cpp, MIX as its STREAMHAZ_FLOOR, commas and all), to tell CUPTI's
 # part from the tracer's: e.g. CONFIGS="default floor:launch floor:launch,kernel,copies,briefly".
+# A suffix picks the libcupti the run binds: `@wheel` (PyTorch's) or `@toolkit` (the CUDA
+# toolkit's); without one, a tracer binds the toolkit's and a floor PyTorch's.
 #
 # The GPU machine has no perf: bring a perf binary and the libraries it needs (ldd) in a folder,
 # PERF_LIBS; they are on the library path of perf alone, never of the program.
@@ -78,7 +80,25 @@ PY
 }
 
 record untraced "${job[@]}"
+# Which libcupti the program binds: PyTorch loads the one of its `nvidia` wheel; a preloaded
+# tracer binds the CUDA toolkit's first (same soname), and PyTorch then shares it.
+wheel_cupti_dir() {
+  python3 -c "import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], 'cu13', 'lib'))"
+}
+toolkit_cupti=${CUPTI_TOOLKIT:-/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13}
+
 for config in ${CONFIGS:-default stacks-off gpu-times-off}; do
+  # CONFIG@wheel: the wheel's CUPTI first on the library path (a preloaded tracer binds it);
+  # CONFIG@toolkit: the toolkit's CUPTI preloaded (the floor and PyTorch share it).
+  cupti=; [[ $config == *@* ]] && cupti=${config##*@}
+  name=${config//[:,\/@]/-}
+  config=${config%@*}
+  case $cupti in
+    "") cupti_env=() ;;
+    wheel) cupti_env=(env "LD_LIBRARY_PATH=$(wheel_cupti_dir)${program_libs:+:$program_libs}") ;;
+    toolkit) cupti_env=(env "LD_PRELOAD=$toolkit_cupti") ;;
+    *) echo "perf_profile: CONFIG@wheel or CONFIG@toolkit, not @$cupti" >&2; exit 2 ;;
+  esac
   case $config in
     default) args=() ;;
     stacks-off) args=(--stacks off) ;;
@@ -87,12 +107,12 @@ for config in ${CONFIGS:-default stacks-off gpu-times-off}; do
     self-profile) args=(--self-profile on) ;;
     gpu-times:*) args=(--gpu-times "${config#gpu-times:}") ;;
     floor:*)
-      record "${config//[:,]/-}" env STREAMHAZ_FLOOR="${config#floor:}" \
+      record "$name" ${cupti_env[@]+"${cupti_env[@]}"} env STREAMHAZ_FLOOR="${config#floor:}" \
         CUDA_INJECTION64_PATH="$build/lib/libstreamhaz-cupti-floor.so" "${job[@]}"
       continue ;;
     *) echo "perf_profile: unknown configuration $config" >&2; exit 2 ;;
   esac
-  record "${config//[:\/]/-}" "$build/bin/streamhaz" run --force ${args[@]+"${args[@]}"} --out "$out/trace" -- "${job[@]}"
+  record "$name" ${cupti_env[@]+"${cupti_env[@]}"} "$build/bin/streamhaz" run --force ${args[@]+"${args[@]}"} --out "$out/trace" -- "${job[@]}"
   if [ "$config" = self-profile ]; then
     "$build/bin/streamhaz" inspect "$out/trace"/rank*.shz 2>&1 | sed -n "/tracer's own time/,/records by kind/p" | head -40
   fi
