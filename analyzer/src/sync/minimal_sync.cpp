@@ -111,7 +111,7 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
 
 std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
                                         const PairSet& pairs,
-                                        const std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>& first_byte) {
+                                        const std::map<Pair, uint64_t>& first_byte) {
   struct Pattern {
     uint64_t count = 0;
     std::set<int> ranks;

@@ -22,6 +22,6 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
 // which stream waits before which one, and for which buffers.
 std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
                                         const PairSet& pairs,
-                                        const std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>& first_byte);
+                                        const std::map<Pair, uint64_t>& first_byte);
 
 }  // namespace streamhaz::analysis
