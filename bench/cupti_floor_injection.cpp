@@ -8,9 +8,10 @@
 //   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
 //   briefly   kernel and copy activity on for the first 2 s only, then disabled (as the tracer's
 //             default times a few steps): whether CUPTI's per-call cost falls back once off
-//   until     kernel and copy activity on until the program's STREAMHAZ_FLOOR_LAUNCHES-th kernel
-//             launch (default 20000; counted by the launch callbacks, which this turns on), then
-//             disabled: whether kernels first launched while activity was on keep costing more
+//   until     kernel and copy activity on until STREAMHAZ_FLOOR_LAUNCHES calls (default 20000)
+//             have come through the callbacks, then disabled: kernel launches (this turns their
+//             callbacks on), or with `driver` every driver call. Whether kernels first launched
+//             while activity was on keep costing more
 // scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
 // that the tracer's added time splits into CUPTI's part and ours.
 #include <cupti.h>
@@ -27,7 +28,7 @@ namespace {
 
 std::atomic<uint64_t> launches{0};
 
-// Counts kernel launches (the only callbacks `until` turns on besides what the mix asks for).
+// Counts the calls whose callbacks are on: kernel launches, or with `driver` every driver call.
 void CUPTIAPI count_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
   if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
     launches.fetch_add(1, std::memory_order_relaxed);

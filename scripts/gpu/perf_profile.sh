@@ -47,8 +47,9 @@ record() {  # name, command...
     2>/dev/null | grep -v '^#' | grep -v '^$' > "$out/$name-dso.txt"
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort dso,sym --stdio \
     2>/dev/null | grep -E 'libstreamhaz-tracer|libcupti' | head -"${SYMBOLS:-12}" | cut -c1-160 > "$out/$name-sym.txt"
-  # Which threads pay it: the program's (pt_main_thread, pt_autograd_*), or the tracer's own
-  # (shz-flush, shz-gpu-times) and CUPTI's, which cost the program no time of its own.
+  # Which threads pay it, by name: the program's (python, pt_autograd_*) or the tracer's own
+  # (shz-flush, shz-gpu-times). CUPTI's worker thread keeps the process's name: a `python` row
+  # holds its samples too, a `pt_autograd_*` row only the program's.
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort comm,dso --stdio \
     2>/dev/null | grep -E 'libstreamhaz-tracer|libcupti|libz' | head -8 | cut -c1-120 > "$out/$name-threads.txt"
   rm -f "$out/$name.data"
