@@ -134,19 +134,26 @@ class RankSiteScanner {
 
   // An operation: the first after the waits that wait for it, maybe a legacy barrier itself.
   void on_operation(size_t i, const trace::OpCommon& op, const trace::Record& r) {
-    const OpRef ref = describe(r, names_, rank_);
-    for (size_t s : wait_for_next_[op.stream]) {
-      sites_[s].next_op = op.seq;
-      sites_[s].next_ref = ref;
+    // Described only where a site needs it: most operations follow no synchronisation.
+    std::optional<OpRef> ref;
+    auto described = [&]() -> const OpRef& {
+      if (!ref) ref = describe(r, names_, rank_);
+      return *ref;
+    };
+    if (auto waits = wait_for_next_.find(op.stream); waits != wait_for_next_.end()) {
+      for (size_t s : waits->second) {
+        sites_[s].next_op = op.seq;
+        sites_[s].next_ref = described();
+      }
+      waits->second.clear();
     }
-    wait_for_next_[op.stream].clear();
     for (size_t s : host_wait_for_next_) {
       sites_[s].next_op = op.seq;
-      sites_[s].next_ref = ref;
+      sites_[s].next_ref = described();
     }
     host_wait_for_next_.clear();
     if (kinds_.legacy(op.stream) && kinds_.blocking_used.count(kinds_.device(op.stream)) && capturing_.empty())
-      add_legacy_barrier(op, ref);
+      add_legacy_barrier(op, described());
     last_op_[op.stream] = i;
     unsynced_[op.stream].push_back(i);
   }
