@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
-#include "streamhaz/analysis/sync.h"
+#include "streamhaz/analysis/check.h"
 #include "streamhaz/testing/trace_builder.h"
 #include "streamhaz/trace/reader.h"
 #include "synthetic_zero2.h"
@@ -78,11 +78,11 @@ int main(int argc, char** argv) {
   const analysis::AnalysisResult result = analysis::analyze(files);
   const double check_s = seconds_since(t0);
 
-  // What `check` adds by default: over-synchronisation, minimal synchronisation, manifestation.
+  // `check` as it runs by default: the race check, then over-synchronisation, minimal
+  // synchronisation and manifestation (which learn the steps from the race check's read).
   t0 = std::chrono::steady_clock::now();
-  std::vector<analysis::Finding> races = result.findings;
-  const analysis::SyncReport sync = analysis::analyze_sync(files, {}, {}, &races);
-  const double sync_s = seconds_since(t0);
+  const analysis::CheckResult full = analysis::check(analysis::CheckRequest{files, {}, analysis::SyncOptions{}});
+  const double full_s = seconds_since(t0);
 
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -101,9 +101,9 @@ int main(int argc, char** argv) {
   std::printf("peak RSS per operation: %.1f bytes (peak RSS %.1f MB; target <= 150 bytes)\n",
               peak_bytes / double(checked), peak_bytes / 1e6);
   std::printf("check time / read-only time: %.2f\n", check_s / read_s);
-  std::printf("over-synchronisation pass: %.2f s (%zu findings, %zu sites noted); check with it / without it: %.2f\n",
-              sync_s, sync.findings.size(), sync.notes.size(), (check_s + sync_s) / check_s);
-  std::printf("  judged: %s\n", sync.scope.c_str());
+  std::printf("check with the over-synchronisation pass: %.2f s (%zu sites judged); with it / without it: %.2f\n",
+              full_s, full.analysis.sync_sites.size(), full_s / check_s);
+  std::printf("  judged: %s\n", full.analysis.sync_scope.c_str());
   for (const auto& f : result.findings)
     std::printf("  %s: %s vs %s, %llu occurrences\n", f.title.c_str(), f.first.kind.c_str(), f.second.kind.c_str(),
                 (unsigned long long)f.occurrences);

@@ -214,9 +214,10 @@ AnalysisResult analyze(const std::vector<std::string>& trace_files, const Analys
   const EngineOptions engine = engine_options(options);
   auto build = [&]() {
     Pass pass;
-    for (const std::string& file : trace_files) {
+    for (size_t i = 0; i < trace_files.size(); ++i) {
       RankRun run;
-      run.reader = std::make_unique<trace::TraceReader>(file);
+      run.reader = std::make_unique<trace::TraceReader>(trace_files[i]);
+      if (options.observe_records) run.observer = options.observe_records(i);
       pass.runs.push_back(std::move(run));
     }
     if (ranks.empty() && !pass.runs.empty()) {

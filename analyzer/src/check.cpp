@@ -1,14 +1,28 @@
 #include "streamhaz/analysis/check.h"
 
+#include <memory>
+
 #include "streamhaz/analysis/attribution.h"
+#include "sync/oversync.h"
+#include "sync/shape_reader.h"
 
 namespace streamhaz::analysis {
 
 CheckResult check(const CheckRequest& request) {
   CheckResult out;
-  out.analysis = analyze(request.files, request.analysis);
+  // The over-synchronisation pass learns each trace's steps from the race check's read of it.
+  std::vector<std::unique_ptr<ShapeReader>> shapers(request.files.size());
+  AnalysisOptions race_check = request.analysis;
+  if (request.sync)
+    race_check.observe_records = [&](size_t i) {
+      shapers[i] = std::make_unique<ShapeReader>(request.sync->replay.step_range);
+      return shapers[i].get();
+    };
+  out.analysis = analyze(request.files, race_check);
   if (request.sync) {
-    SyncReport rep = analyze_sync(request.files, request.analysis, *request.sync, &out.analysis.findings);
+    std::vector<TraceShape> shapes;
+    for (size_t i = 0; i < shapers.size(); ++i) shapes.push_back(shapers[i]->finish(request.files[i], false));
+    SyncReport rep = analyze_sync(request.files, request.analysis, *request.sync, &out.analysis.findings, &shapes);
     for (Finding& f : rep.findings) out.analysis.findings.push_back(std::move(f));
     for (std::string& w : rep.warnings) out.analysis.warnings.push_back(std::move(w));
     out.analysis.sync_notes = std::move(rep.notes);

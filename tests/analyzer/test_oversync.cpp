@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "scenario.h"
+#include "streamhaz/analysis/check.h"
 #include "streamhaz/analysis/sync.h"
 
 namespace streamhaz::testing {
@@ -530,6 +531,38 @@ TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start"
   }
   const SyncReport rep = sync_report(run);
   CHECK_THAT(rep.scope, Catch::Contains("the run's start in traces without steps"));
+}
+
+TEST_CASE("oversync: check learns the steps from the race check's read and judges what the pass alone judges",
+          "[oversync][steps]") {
+  // Steps from the pattern (synthetic) and from a range (a real DeepSpeed ZeRO-2 trace, a real
+  // DDP one): the pass fed the race check's read must see the same steps as one reading alone.
+  std::vector<std::vector<std::string>> runs;
+  const auto dir = fresh_dir();
+  setup_then_unmarked_steps(300, 5).write_dir(dir.string());
+  runs.push_back(expand_trace_paths({dir.string()}));
+  for (const char* name : {"deepspeed-zero2-stock-1gpu-delay", "torch-gpt-ddp-1gpu", "event-2gpu-delay"})
+    runs.push_back(expand_trace_paths({std::string(STREAMHAZ_SOURCE_DIR) + "/traces/" + name}));
+  for (const auto& files : runs) {
+    INFO(files.front());
+    const SyncReport alone = analysis::analyze_sync(files, {}, {});
+    const analysis::CheckResult checked = analysis::check(analysis::CheckRequest{files, {}, analysis::SyncOptions{}});
+    REQUIRE(checked.sync_ran == alone.ran);
+    CHECK(checked.analysis.sync_scope == alone.scope);
+    CHECK_THAT(alone.scope, !Catch::Contains("the run's start"));  // steps were found
+    REQUIRE(checked.analysis.sync_sites.size() == alone.verdicts.size());
+    for (size_t i = 0; i < alone.verdicts.size(); ++i) {
+      const auto& a = alone.verdicts[i];
+      const auto& b = checked.analysis.sync_sites[i];
+      CHECK(b.key == a.key);
+      CHECK(b.verdict == a.verdict);
+      CHECK(b.pairs == a.pairs);
+      CHECK(b.stall_ns_per_step == a.stall_ns_per_step);
+      CHECK(b.step_without_ns == a.step_without_ns);
+      CHECK(b.finding == a.finding);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace streamhaz::testing

@@ -25,6 +25,7 @@ struct RankRun {
   std::unique_ptr<trace::TraceReader> reader;
   const RankRecords* memory = nullptr;
   const std::set<std::pair<int, uint64_t>>* skip = nullptr;  // syncs left out (memory only)
+  RecordObserver* observer = nullptr;                         // sees what `reader` reads
   size_t next_record = 0;
   std::unique_ptr<FindingCollector> findings;
   std::unique_ptr<RankEngine> engine;
@@ -33,7 +34,11 @@ struct RankRun {
   // The next record, or null at the end; in-memory records are not copied. Inline, with
   // run_until_blocked: this is the loop every record goes through.
   const trace::Record* next(trace::Record& buffer) {
-    if (reader) return reader->next(buffer) ? &buffer : nullptr;
+    if (reader) {
+      if (!reader->next(buffer)) return nullptr;
+      if (observer) observer->on_record(buffer);
+      return &buffer;
+    }
     while (next_record < memory->records.size()) {
       const trace::Record& r = memory->records[next_record++];
       if (!skip || !skipped(r)) return &r;

@@ -41,9 +41,27 @@ int StepFinder::feed_edge(const trace::RangeEdge& e) {
   return steps_++;
 }
 
+const StepFinder::PathParts& StepFinder::parts_of(trace::StringId nvtx) {
+  if (path_.valid && path_.id == nvtx) return path_;
+  path_ = PathParts{};
+  path_.valid = true;
+  path_.id = nvtx;
+  const auto path = strings_.find(nvtx);
+  path_.at = path == strings_.end() ? std::string::npos : outermost_range_end(path->second, name_);
+  if (path_.at != std::string::npos) {
+    const size_t at = path_.at;
+    const size_t slash = at == 0 ? std::string::npos : path->second.rfind('/', at - 1);
+    const size_t begin = slash == std::string::npos ? 0 : slash + 1;
+    path_.instance = path->second.substr(begin, at - begin);
+    path_.child = child_below(path->second, at);
+  }
+  return path_;
+}
+
 int StepFinder::feed(const trace::Record& r) {
   if (const auto* s = std::get_if<trace::StringDef>(&r)) {
     strings_[s->id] = s->text;
+    if (s->id == path_.id) path_.valid = false;
     return -1;
   }
   if (const auto* e = std::get_if<trace::RangeEdge>(&r)) return feed_edge(*e);
@@ -51,8 +69,8 @@ int StepFinder::feed(const trace::Record& r) {
   // Between a push and its pop every call belongs to the instance; without edges only operations
   // say where they were issued.
   if (!op) return edges_ && open_ && trace::api_seq(r) != 0 ? steps_ - 1 : -1;
-  const auto path = strings_.find(op->nvtx);
-  const size_t at = path == strings_.end() ? std::string::npos : outermost_range_end(path->second, name_);
+  const PathParts& parts = parts_of(op->nvtx);
+  const size_t at = parts.at;
   if (edges_) {
     if (open_) return steps_ - 1;
     if (at == std::string::npos) return -1;
@@ -66,10 +84,8 @@ int StepFinder::feed(const trace::Record& r) {
     return -1;
   }
   // A range named anew for each instance (ProfilerStep#7, #8...): a new name, a new instance.
-  const size_t slash = at == 0 ? std::string::npos : path->second.rfind('/', at - 1);
-  const size_t begin = slash == std::string::npos ? 0 : slash + 1;
-  const std::string instance = path->second.substr(begin, at - begin);
-  const std::string child = child_below(path->second, at);
+  const std::string& instance = parts.instance;
+  const std::string& child = parts.child;
   if (!have_first_) {
     first_ = child;
     have_first_ = true;

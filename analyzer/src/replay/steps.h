@@ -40,6 +40,16 @@ class StepFinder {
   bool edges_ = false, open_ = false;
   trace::StringId open_path_ = 0;
   int feed_edge(const trace::RangeEdge& e);
+  // An operation's NVTX path as the finder reads it, kept for the next operation (most share
+  // their neighbour's path).
+  struct PathParts {
+    bool valid = false;
+    trace::StringId id = 0;
+    size_t at = std::string::npos;  // the range's end in the path, npos: outside it
+    std::string instance, child;
+  };
+  PathParts path_;
+  const PathParts& parts_of(trace::StringId nvtx);
 };
 
 // The operations (by seq) of each step instance (StepFinder), in issue order. Empty if no

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "streamhaz/analysis/sync.h"
+#include "sync/oversync.h"
 #include "sync/cost_sample.h"
 #include "sync/manifestation.h"
 #include "sync/minimal_sync.h"
@@ -115,8 +115,13 @@ WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string
   return minimal_of(run, v, ids, protection_by_witness(v, ids), advice);
 }
 
-SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions&,
+SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions& options,
                         const SyncOptions& opt, std::vector<Finding>* races) {
+  return analyze_sync(trace_files, options, opt, races, nullptr);
+}
+
+SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions&, const SyncOptions& opt,
+                        std::vector<Finding>* races, const std::vector<TraceShape>* shapes) {
   SyncReport rep;
   bool cut = false;
   WindowBudget budget;
@@ -125,7 +130,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   budget.warmup_steps = opt.warmup_steps;
   budget.step_range = opt.replay.step_range;
   std::vector<JudgedWindow> judged;
-  std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut);
+  std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut, shapes);
   rep.scope = describe_windows(judged, budget);
   const bool some_prefix = std::any_of(judged.begin(), judged.end(), [](const JudgedWindow& w) { return !w.from_steps; });
   if (cut && some_prefix)

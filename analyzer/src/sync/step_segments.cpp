@@ -2,15 +2,14 @@
 
 #include <algorithm>
 
-#include "streamhaz/analysis/replay.h"
 
 namespace streamhaz::analysis {
 
-void StepSegments::add(const trace::Record& r, uint64_t index, bool boundary) {
+void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
   if (segments_.empty() || boundary) segments_.push_back(Segment{index});
   Segment& g = segments_.back();
-  const bool sync = sync_kind(r).has_value();
-  const uint64_t seq = trace::api_seq(r);
+  const bool sync = f.sync;
+  const uint64_t seq = f.seq;
   if (!seq && !g.has_call) {
     ++g.lead_records;
     g.lead_syncs += sync;
@@ -34,14 +33,24 @@ void StepSegments::add(const trace::Record& r, uint64_t index, bool boundary) {
 
 void StepSegments::add_timing(uint64_t op_seq) {
   // The segment of the operation: the last with calls whose first call is at or below its seq
-  // (calls in order, so the segments' seq ranges are too).
-  auto it = std::upper_bound(with_calls_.begin(), with_calls_.end(), op_seq,
-                             [&](uint64_t seq, size_t g) { return seq < segments_[g].first_seq; });
-  if (it == with_calls_.begin()) {
-    in_order_ = false;  // no call of ours: let the second read count it
-    return;
+  // (calls in order, so the segments' seq ranges are too). GPU times come in bursts of
+  // neighbouring operations: the segment of the last one, or the next, before a search.
+  auto at_or_below = [&](size_t k) { return segments_[with_calls_[k]].first_seq <= op_seq; };
+  auto is_last_at_or_below = [&](size_t k) {
+    return k < with_calls_.size() && at_or_below(k) && (k + 1 == with_calls_.size() || !at_or_below(k + 1));
+  };
+  size_t k = timed_hint_;
+  if (!is_last_at_or_below(k) && !is_last_at_or_below(++k)) {
+    auto it = std::upper_bound(with_calls_.begin(), with_calls_.end(), op_seq,
+                               [&](uint64_t seq, size_t g) { return seq < segments_[g].first_seq; });
+    if (it == with_calls_.begin()) {
+      in_order_ = false;  // no call of ours: let the second read count it
+      return;
+    }
+    k = static_cast<size_t>(std::prev(it) - with_calls_.begin());
   }
-  Segment& g = segments_[*std::prev(it)];
+  timed_hint_ = k;
+  Segment& g = segments_[with_calls_[k]];
   if (op_seq > g.last_seq) in_order_ = false;  // no call of ours: let the second read count it
   else ++g.timed;
 }

@@ -19,7 +19,7 @@ namespace streamhaz::analysis {
 class StepSegments {
  public:
   // Record `index` (stack records not counted); `boundary`: a step may start here.
-  void add(const trace::Record& r, uint64_t index, bool boundary);
+  void add(RecordFacts f, uint64_t index, bool boundary);
   // A GPU time of operation `op_seq` (read after its operation).
   void add_timing(uint64_t op_seq);
   // The steps starting at `starts` (record indices), none from `end` on, into t.steps. False
@@ -40,6 +40,7 @@ class StepSegments {
   std::vector<Segment> segments_;
   std::vector<size_t> with_calls_;  // indices of the segments that hold calls
   uint64_t last_seq_ = 0;           // the highest call seq so far
+  size_t timed_hint_ = 0;           // the with_calls_ index the last GPU time fell in
   bool in_order_ = true;            // calls in seq order, every GPU time's operation one of them
 };
 

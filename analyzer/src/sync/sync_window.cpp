@@ -8,108 +8,13 @@
 #include <unordered_set>
 
 #include "analysis_parts.h"
-#include "replay/steps.h"
-#include "replay/pattern_steps.h"
-#include "sync/step_segments.h"
-#include "sync/trace_shape.h"
+#include "sync/shape_reader.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 
 namespace streamhaz::analysis {
 
-void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
-  auto after = std::upper_bound(steps.begin(), steps.end(), op_seq,
-                                [](uint64_t seq, const StepShape& s) { return seq < s.first_seq; });
-  if (after == steps.begin()) return;
-  ++(op_seq <= std::prev(after)->last_seq ? std::prev(after)->timed : std::prev(after)->timed_after);
-}
-
-void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step, int& current) {
-  if (step >= 0 && step != current) {
-    current = step;
-    t.steps.resize(step + 1);
-    t.steps[step].first_record = index;
-  }
-  if (current < 0) return;
-  StepShape& s = t.steps[current];
-  ++s.records;
-  if (step == current) s.last_record = index;
-  if (sync_kind(r)) ++s.syncs;
-  if (step == current && step >= 0) {
-    const uint64_t seq = trace::api_seq(r);
-    s.first_seq = std::min(s.first_seq, seq);
-    s.last_seq = std::max(s.last_seq, seq);
-  }
-}
-
 namespace {
-
-// A second read of a trace without a step range, its steps starting at `starts` (record
-// indices), none from `end` on: where the first read's sums cannot shape them (step_segments.h).
-void shape_by_starts(const std::string& file, const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) {
-  trace::TraceReader reader(file);
-  trace::Record r;
-  uint64_t index = 0;
-  int current = -1;
-  t.steps.clear();
-  try {
-    while (reader.next(r)) {
-      if (trace::is_stack_record(r)) continue;
-      const uint64_t at = index++;
-      if (const auto* tm = std::get_if<trace::Timing>(&r)) count_timed(t.steps, tm->op_seq);
-      const int step =
-          at >= end ? -1 : static_cast<int>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin()) - 1;
-      // Every call from a step's start to the next one's is the step's (as with range edges).
-      add_to_step(t, r, at, trace::api_seq(r) ? step : -1, current);
-    }
-  } catch (const std::bad_alloc&) {
-    throw OutOfMemory("reading", file, reader.records_read());
-  }
-}
-
-TraceShape shape_of(const std::string& file, const std::string& step_range, bool reread_pattern_steps) {
-  TraceShape t;
-  trace::TraceReader reader(file);
-  StepFinder finder(step_range);
-  trace::Record r;
-  int current = -1;  // the step the records belong to (from its first call on)
-  PatternReader pattern;  // for a trace without the range
-  StepSegments segments;  // ...and its records summed between the places a step may start
-  bool after_token = false;
-  try {
-    while (reader.next(r)) {
-      const size_t tokens = pattern.tokens().size();
-      const bool unranged = t.steps.empty();
-      if (unranged) pattern.feed(r, t.records);
-      if (trace::is_stack_record(r)) continue;
-      const uint64_t index = t.records++;
-      const auto* tm = std::get_if<trace::Timing>(&r);
-      if (unranged) {
-        const bool token = pattern.tokens().size() > tokens;
-        segments.add(r, index, token || after_token);
-        after_token = token;
-        if (tm) segments.add_timing(tm->op_seq);
-      }
-      if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
-      if (tm) count_timed(t.steps, tm->op_seq);
-      add_to_step(t, r, index, finder.feed(r), current);
-    }
-  } catch (const std::bad_alloc&) {
-    throw OutOfMemory("reading", file, reader.records_read());
-  }
-  t.range_edges = finder.range_edges();
-  if (t.steps.empty()) {
-    const PatternSteps steps = find_pattern_steps(pattern.tokens());
-    if (steps.period) {
-      t.pattern_period = steps.period;
-      if (reread_pattern_steps || !segments.shape(steps.starts, steps.end, t)) {
-        shape_by_starts(file, steps.starts, steps.end, t);
-        t.second_read = true;
-      }
-    }
-  }
-  return t;
-}
 
 // Which steps fit the budget: from the first after the warm-up, while records and
 // synchronisations fit (at least one step).
@@ -259,11 +164,13 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
 }  // namespace
 
 std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& files, const WindowBudget& budget,
-                                             std::vector<JudgedWindow>& windows, bool& cut) {
+                                             std::vector<JudgedWindow>& windows, bool& cut,
+                                             const std::vector<TraceShape>* shapes) {
   std::vector<RankRecords> run;
   windows.clear();
-  for (const std::string& file : files) {
-    const TraceShape shape = shape_of(file, budget.step_range, budget.reread_pattern_steps);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& file = files[i];
+    const TraceShape shape = shapes ? (*shapes)[i] : shape_of(file, budget.step_range, budget.reread_pattern_steps);
     JudgedWindow w = choose(shape, budget);
     run.push_back(w.from_steps ? load_window(file, shape, w, cut) : load_prefix(file, budget, cut));
     windows.push_back(std::move(w));

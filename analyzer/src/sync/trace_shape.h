@@ -32,9 +32,17 @@ struct TraceShape {
 // GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
 void count_timed(std::vector<StepShape>& steps, uint64_t op_seq);
 
+// What the shaping reads of a record: its call's seq (0 for a record that is no call) and
+// whether it is a synchronisation (replay.h's sync_kind).
+struct RecordFacts {
+  uint64_t seq = 0;
+  bool sync = false;
+};
+RecordFacts facts_of(const trace::Record& r);
+
 // Adds record `index` to the step it belongs to: `step` for a call that opens or continues one,
 // -1 for a record of the step in progress (or of none). Steps grow in order; `current` is the
 // step in progress.
-void add_to_step(TraceShape& t, const trace::Record& r, uint64_t index, int step, int& current);
+void add_to_step(TraceShape& t, RecordFacts f, uint64_t index, int step, int& current);
 
 }  // namespace streamhaz::analysis

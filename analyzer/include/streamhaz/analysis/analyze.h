@@ -18,6 +18,14 @@
 
 namespace streamhaz::analysis {
 
+// Sees every record of one trace as analyze() reads it, in order: what another pass needs of a
+// trace is learned from the race check's read instead of a read of its own.
+class RecordObserver {
+ public:
+  virtual ~RecordObserver() = default;
+  virtual void on_record(const trace::Record& r) = 0;
+};
+
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
   // strict mode gives each host thread its own clock (docs/analysis.md, "Timelines and clocks").
@@ -85,6 +93,9 @@ struct AnalysisOptions {
   // run leaves unordered goes to on_conflict (first byte 0); no footprint is looked at. How the
   // pass holds a replacement of a synchronisation to the pairs it must keep ordered. Sorted.
   const std::vector<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
+  // analyze() only: the observer of the file at `file_index` (or null), asked for as a pass over
+  // the files starts, and again when the pass is run again (it must then start afresh).
+  std::function<RecordObserver*(size_t file_index)> observe_records;
 };
 
 // One rank's records held in memory (an edited copy of a trace).
