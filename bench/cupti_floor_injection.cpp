@@ -3,6 +3,8 @@
 // STREAMHAZ_FLOOR asks for, a comma-separated list of:
 //   launch    driver callbacks for the kernel launch calls
 //   driver    every driver API callback
+//   traced    the tracer's own callback set: every driver call it traces (its table,
+//             tracer/glue/driver_decode.h) and the context-created resource callback
 //   kernel    CONCURRENT_KERNEL activity
 //   copies    MEMCPY, MEMCPY2 and MEMSET activity
 //   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
@@ -10,8 +12,8 @@
 //             default times a few steps): whether CUPTI's per-call cost falls back once off
 //   until     kernel and copy activity on until STREAMHAZ_FLOOR_LAUNCHES calls (default 20000)
 //             have come through the callbacks, then disabled: kernel launches (this turns their
-//             callbacks on), or with `driver` every driver call. Whether kernels first launched
-//             while activity was on keep costing more
+//             callbacks on), or with `driver` or `traced` every driver call that has one. Whether
+//             kernels first launched while activity was on keep costing more
 // scripts/gpu/launch_overhead.sh runs the launch benchmark under each mix beside the tracer, so
 // that the tracer's added time splits into CUPTI's part and ours.
 #include <cupti.h>
@@ -24,13 +26,17 @@
 #include <string>
 #include <thread>
 
+#include "driver_decode.h"
+
 namespace {
 
 std::atomic<uint64_t> launches{0};
 
-// Counts the calls whose callbacks are on: kernel launches, or with `driver` every driver call.
-void CUPTIAPI count_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
-  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
+// Counts the driver calls whose callbacks are on: kernel launches, or with `driver` or `traced`
+// every driver call that has one.
+void CUPTIAPI count_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
     launches.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -70,7 +76,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   CUpti_SubscriberHandle subscriber;
   if (!check(cuptiSubscribe(&subscriber, count_callback, nullptr), "subscribe")) return 1;
   if (wants(mix, "driver")) check(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "driver domain");
-  if (wants(mix, "launch") || wants(mix, "until")) {
+  if (wants(mix, "traced")) {
+    for (const streamhaz::tracer::glue::DriverCall& call : streamhaz::tracer::glue::traced_driver_calls())
+      check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, call.cbid), call.name);
+    check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
+          "context callback");
+  }
+  if (wants(mix, "launch") || (wants(mix, "until") && !wants(mix, "traced") && !wants(mix, "driver"))) {
     for (CUpti_CallbackId id :
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
