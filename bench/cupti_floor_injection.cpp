@@ -10,6 +10,9 @@
 //   period    CUPTI's worker flushes every second (the tracer's setting; with kernel or copies)
 //   briefly   kernel and copy activity on for the first 2 s only, then disabled (as the tracer's
 //             default times a few steps): whether CUPTI's per-call cost falls back once off
+//   toggle    kernel and copy activity switched off and on again 10 times, from
+//             STREAMHAZ_FLOOR_LAUNCHES calls on (as `until` counts them) every 1000 calls (the
+//             tracer's sampled windows and timed steps switch it so), then off for good
 //   until     kernel and copy activity on until STREAMHAZ_FLOOR_LAUNCHES calls (default 20000)
 //             have come through the callbacks, then disabled: kernel launches (this turns their
 //             callbacks on), or with `driver` or `traced` every driver call that has one. Whether
@@ -44,6 +47,12 @@ void disable_activity() {
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
     cuptiActivityDisable(kind);
+}
+
+void enable_activity() {
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
+    cuptiActivityEnable(kind);
 }
 
 constexpr size_t kBufferBytes = 4 << 20;
@@ -102,6 +111,25 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       std::thread([] {
         std::this_thread::sleep_for(std::chrono::seconds(2));
         disable_activity();
+      }).detach();
+    }
+    if (wants(mix, "toggle")) {
+      const char* n = std::getenv("STREAMHAZ_FLOOR_LAUNCHES");
+      const uint64_t limit = n ? std::strtoull(n, nullptr, 10) : 20000;
+      std::thread([limit] {
+        auto wait_for = [](uint64_t calls) {
+          while (launches.load(std::memory_order_relaxed) < calls)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        };
+        for (uint64_t i = 0; i < 10; ++i) {
+          wait_for(limit + 2000 * i);
+          disable_activity();
+          wait_for(limit + 2000 * i + 1000);
+          enable_activity();
+        }
+        wait_for(limit + 20000);
+        disable_activity();
+        std::fprintf(stderr, "cupti_floor: activity off for good after 10 switches off and on\n");
       }).detach();
     }
     if (wants(mix, "until")) {
