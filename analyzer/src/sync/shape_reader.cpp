@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <new>
 
-#include "analysis_parts.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace streamhaz::analysis {
 
 void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
