@@ -8,15 +8,36 @@
 
 namespace streamhaz::analysis {
 
+namespace {
+
+// The shaping and an observer the caller gave, both fed the same records.
+class BothObservers : public RecordObserver {
+ public:
+  BothObservers(RecordObserver* a, RecordObserver* b) : a_(a), b_(b) {}
+  void on_record(const trace::Record& r) override {
+    a_->on_record(r);
+    if (b_) b_->on_record(r);
+  }
+
+ private:
+  RecordObserver* a_;
+  RecordObserver* b_;
+};
+
+}  // namespace
+
 CheckResult check(const CheckRequest& request) {
   CheckResult out;
   // The over-synchronisation pass learns each trace's steps from the race check's read of it.
   std::vector<std::unique_ptr<ShapeReader>> shapers(request.files.size());
+  std::vector<std::unique_ptr<BothObservers>> both(request.files.size());
   AnalysisOptions race_check = request.analysis;
   if (request.sync)
-    race_check.observe_records = [&](size_t i) {
+    race_check.observe_records = [&](size_t i) -> RecordObserver* {
       shapers[i] = std::make_unique<ShapeReader>(request.sync->replay.step_range);
-      return shapers[i].get();
+      if (!request.analysis.observe_records) return shapers[i].get();
+      both[i] = std::make_unique<BothObservers>(shapers[i].get(), request.analysis.observe_records(i));
+      return both[i].get();
     };
   out.analysis = analyze(request.files, race_check);
   if (request.sync) {

@@ -535,8 +535,9 @@ TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start"
 
 TEST_CASE("oversync: check learns the steps from the race check's read and judges what the pass alone judges",
           "[oversync][steps]") {
-  // Steps from the pattern (synthetic) and from a range (a real DeepSpeed ZeRO-2 trace, a real
-  // DDP one): the pass fed the race check's read must see the same steps as one reading alone.
+  // Steps from the pattern (synthetic) and from a range (real traces: DeepSpeed ZeRO-2, DDP, the
+  // reducer's event variant): the pass fed the race check's read must see the same steps as one
+  // reading alone (both shape with ShapeReader; test_step_segments holds its sums to a re-read).
   std::vector<std::vector<std::string>> runs;
   const auto dir = fresh_dir();
   setup_then_unmarked_steps(300, 5).write_dir(dir.string());
@@ -563,6 +564,35 @@ TEST_CASE("oversync: check learns the steps from the race check's read and judge
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("check: an observer the caller gives still sees every record when the pass shapes the steps",
+          "[oversync][steps]") {
+  struct Counter : analysis::RecordObserver {
+    uint64_t records = 0;
+    void on_record(const trace::Record&) override { ++records; }
+  };
+  const auto files =
+      expand_trace_paths({std::string(STREAMHAZ_SOURCE_DIR) + "/traces/deepspeed-zero2-stock-1gpu-delay"});
+  REQUIRE(files.size() == 1);
+  auto count = [&](bool sync) {
+    Counter counter;
+    analysis::AnalysisOptions o;
+    o.observe_records = [&](size_t) {
+      counter.records = 0;  // a rerun starts afresh
+      return &counter;
+    };
+    const auto result = analysis::check(analysis::CheckRequest{
+        files, o, sync ? std::optional<analysis::SyncOptions>(analysis::SyncOptions{}) : std::nullopt});
+    CHECK(result.sync_ran == sync);
+    return std::pair{counter.records, result.analysis.traces.at(0).records};
+  };
+  const auto [with_pass, read_with] = count(true);
+  const auto [without_pass, read_without] = count(false);
+  CHECK(with_pass == read_with);
+  CHECK(without_pass == read_without);
+  CHECK(with_pass == without_pass);
+  CHECK(with_pass > 0);
 }
 
 }  // namespace streamhaz::testing

@@ -94,7 +94,9 @@ struct AnalysisOptions {
   // pass holds a replacement of a synchronisation to the pairs it must keep ordered. Sorted.
   const std::vector<std::tuple<int, uint64_t, uint64_t>>* order_checks = nullptr;
   // analyze() only: the observer of the file at `file_index` (or null), asked for as a pass over
-  // the files starts, and again when the pass is run again (it must then start afresh).
+  // the files starts, and again when the pass is run again (it must then start afresh). One file's
+  // records come in order, from one thread at a time (not always the same one); different files'
+  // observers may be called at once, from different threads (`jobs`).
   std::function<RecordObserver*(size_t file_index)> observe_records;
 };
 
