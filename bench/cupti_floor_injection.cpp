@@ -55,6 +55,16 @@ void enable_activity() {
     cuptiActivityEnable(kind);
 }
 
+// STREAMHAZ_FLOOR_LAUNCHES: where `until` and `toggle` start counting from.
+uint64_t call_limit() {
+  const char* n = std::getenv("STREAMHAZ_FLOOR_LAUNCHES");
+  return n ? std::strtoull(n, nullptr, 10) : 20000;
+}
+
+void wait_for_calls(uint64_t calls) {
+  while (launches.load(std::memory_order_relaxed) < calls) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 constexpr size_t kBufferBytes = 4 << 20;
 
 void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -91,7 +101,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
           "context callback");
   }
-  if (wants(mix, "launch") || (wants(mix, "until") && !wants(mix, "traced") && !wants(mix, "driver"))) {
+  // `until` and `toggle` count calls: the launches', unless wider callbacks are on.
+  const bool counts = wants(mix, "until") || wants(mix, "toggle");
+  if (wants(mix, "launch") || (counts && !wants(mix, "traced") && !wants(mix, "driver"))) {
     for (CUpti_CallbackId id :
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
@@ -114,30 +126,21 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       }).detach();
     }
     if (wants(mix, "toggle")) {
-      const char* n = std::getenv("STREAMHAZ_FLOOR_LAUNCHES");
-      const uint64_t limit = n ? std::strtoull(n, nullptr, 10) : 20000;
-      std::thread([limit] {
-        auto wait_for = [](uint64_t calls) {
-          while (launches.load(std::memory_order_relaxed) < calls)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        };
+      std::thread([limit = call_limit()] {
         for (uint64_t i = 0; i < 10; ++i) {
-          wait_for(limit + 2000 * i);
+          wait_for_calls(limit + 2000 * i);
           disable_activity();
-          wait_for(limit + 2000 * i + 1000);
+          wait_for_calls(limit + 2000 * i + 1000);
           enable_activity();
         }
-        wait_for(limit + 20000);
+        wait_for_calls(limit + 20000);
         disable_activity();
         std::fprintf(stderr, "cupti_floor: activity off for good after 10 switches off and on\n");
       }).detach();
     }
     if (wants(mix, "until")) {
-      const char* n = std::getenv("STREAMHAZ_FLOOR_LAUNCHES");
-      const uint64_t limit = n ? std::strtoull(n, nullptr, 10) : 20000;
-      std::thread([limit] {
-        while (launches.load(std::memory_order_relaxed) < limit)
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::thread([limit = call_limit()] {
+        wait_for_calls(limit);
         disable_activity();
         std::fprintf(stderr, "cupti_floor: activity off after %llu launches\n",
                      static_cast<unsigned long long>(launches.load()));

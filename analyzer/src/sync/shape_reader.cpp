@@ -84,12 +84,8 @@ void ShapeReader::on_record(const trace::Record& r) {
     if (tm) segments_.add_timing(tm->op_seq);
   }
   if (tm) count_timed(t.steps, tm->op_seq);
-  if (plain) {
-    add_to_step(t, f, index, -1, current_);
-    return;
-  }
-  if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
-  add_to_step(t, f, index, finder_.feed(r), current_);
+  if (!plain && std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
+  add_to_step(t, f, index, plain ? -1 : finder_.feed(r), current_);
 }
 
 TraceShape ShapeReader::finish(const std::string& file, bool reread_pattern_steps) {

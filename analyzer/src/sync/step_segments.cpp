@@ -7,11 +7,10 @@ namespace streamhaz::analysis {
 void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
   if (segments_.empty() || boundary) segments_.push_back(Segment{index});
   Segment& g = segments_.back();
-  const bool sync = f.sync;
   const uint64_t seq = f.seq;
   if (!seq && !g.has_call) {
     ++g.lead_records;
-    g.lead_syncs += sync;
+    g.lead_syncs += f.sync;
     return;
   }
   if (seq) {
@@ -27,7 +26,7 @@ void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
     g.last_seq = seq;
   }
   ++g.records;
-  g.syncs += sync;
+  g.syncs += f.sync;
 }
 
 void StepSegments::add_timing(uint64_t op_seq) {
