@@ -13,6 +13,13 @@
 //   toggle    kernel and copy activity switched off and on again 10 times, from
 //             STREAMHAZ_FLOOR_LAUNCHES calls on (as `until` counts them) every 1000 calls (the
 //             tracer's sampled windows and timed steps switch it so), then off for good
+//   once      the same with one switch off and on again (at STREAMHAZ_FLOOR_LAUNCHES calls, on
+//             1000 calls later), then off for good 20000 calls after: whether a single re-enable costs
+//   late      kernel and copy activity off at the start, on once at STREAMHAZ_FLOOR_LAUNCHES
+//             calls (the context exists by then) and off for good 20000 calls later: whether it is
+//             enabling after the start, rather than enabling again, that costs
+//   context   with `toggle` or `once`: the switches go through cuptiActivityEnableContext /
+//             DisableContext on the context of the last call seen, not the global switches
 //   until     kernel and copy activity on until STREAMHAZ_FLOOR_LAUNCHES calls (default 20000)
 //             have come through the callbacks, then disabled: kernel launches (this turns their
 //             callbacks on), or with `driver` or `traced` every driver call that has one. Whether
@@ -34,26 +41,35 @@
 namespace {
 
 std::atomic<uint64_t> launches{0};
+std::atomic<CUcontext> last_context{nullptr};  // for `context`
 
 // Counts the driver calls whose callbacks are on: kernel launches, or with `driver` or `traced`
 // every driver call that has one.
 void CUPTIAPI count_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
-      static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER)
-    launches.fetch_add(1, std::memory_order_relaxed);
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  if (call->callbackSite != CUPTI_API_ENTER) return;
+  launches.fetch_add(1, std::memory_order_relaxed);
+  if (call->context) last_context.store(call->context, std::memory_order_relaxed);
 }
 
-void disable_activity() {
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
-    cuptiActivityDisable(kind);
-}
+constexpr CUpti_ActivityKind kTimedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                              CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+bool per_context = false;  // `context`: switch the last call's context, not every one
 
-void enable_activity() {
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
-    cuptiActivityEnable(kind);
+void switch_activity(bool on) {
+  CUcontext context = last_context.load(std::memory_order_relaxed);
+  for (CUpti_ActivityKind kind : kTimedKinds) {
+    CUptiResult r = !per_context ? (on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind))
+                    : on         ? cuptiActivityEnableContext(context, kind)
+                                 : cuptiActivityDisableContext(context, kind);
+    if (r != CUPTI_SUCCESS)
+      std::fprintf(stderr, "cupti_floor: switching activity kind %d %s failed (%d)\n", static_cast<int>(kind),
+                   on ? "on" : "off", static_cast<int>(r));
+  }
 }
+void disable_activity() { switch_activity(false); }
+void enable_activity() { switch_activity(true); }
 
 // STREAMHAZ_FLOOR_LAUNCHES: where `until` and `toggle` start counting from.
 uint64_t call_limit() {
@@ -101,8 +117,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
           "context callback");
   }
-  // `until` and `toggle` count calls: the launches', unless wider callbacks are on.
-  const bool counts = wants(mix, "until") || wants(mix, "toggle");
+  // `until`, `toggle`, `once` and `late` count calls: the launches', unless wider callbacks are on.
+  const bool counts = wants(mix, "until") || wants(mix, "toggle") || wants(mix, "once") || wants(mix, "late");
+  per_context = wants(mix, "context");
   if (wants(mix, "launch") || (counts && !wants(mix, "traced") && !wants(mix, "driver"))) {
     for (CUpti_CallbackId id :
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
@@ -111,8 +128,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   if (wants(mix, "kernel") || wants(mix, "copies")) {
     check(cuptiActivityRegisterCallbacks(give_buffer, drop_buffer), "activity buffers");
-    if (wants(mix, "kernel")) check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "kernel activity");
-    if (wants(mix, "copies")) {
+    const bool late = wants(mix, "late");  // nothing on until the calls are counted
+    if (wants(mix, "kernel") && !late)
+      check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "kernel activity");
+    if (wants(mix, "copies") && !late) {
       for (CUpti_ActivityKind kind :
            {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
         check(cuptiActivityEnable(kind), "copy activity");
@@ -125,9 +144,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         disable_activity();
       }).detach();
     }
-    if (wants(mix, "toggle")) {
-      std::thread([limit = call_limit()] {
-        for (uint64_t i = 0; i < 10; ++i) {
+    if (wants(mix, "toggle") || wants(mix, "once")) {
+      std::thread([limit = call_limit(), switches = wants(mix, "once") ? 1 : 10] {
+        for (uint64_t i = 0; i < static_cast<uint64_t>(switches); ++i) {
           wait_for_calls(limit + 2000 * i);
           disable_activity();
           wait_for_calls(limit + 2000 * i + 1000);
@@ -135,7 +154,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         }
         wait_for_calls(limit + 20000);
         disable_activity();
-        std::fprintf(stderr, "cupti_floor: activity off for good after 10 switches off and on\n");
+        std::fprintf(stderr, "cupti_floor: activity off for good after %d switch(es) off and on%s\n", switches,
+                     per_context ? " (per context)" : "");
+      }).detach();
+    }
+    if (late) {
+      std::thread([limit = call_limit()] {
+        wait_for_calls(limit);
+        enable_activity();
+        wait_for_calls(limit + 20000);
+        disable_activity();
+        std::fprintf(stderr, "cupti_floor: activity on late, once, then off for good\n");
       }).detach();
     }
     if (wants(mix, "until")) {
