@@ -367,7 +367,7 @@ TEST_CASE("oversync: GPU times written after the judged steps still cost them", 
 }
 
 TEST_CASE("oversync: where some steps are timed, the timed ones are judged", "[oversync][steps]") {
-  // As the tracer's default GPU times (steps:K/N) leave a trace: here steps 4 to 6 of 8 timed.
+  // As the tracer's GPU times by steps (steps:K/N) leave a trace: here steps 4 to 6 of 8 timed.
   TraceBuilder full = setup_then_steps(2, 8);
   TraceBuilder part(1);
   int step = 0;  // 1-based, by pushes seen

@@ -84,16 +84,38 @@ TEST_CASE("steps: the warm-up step is not timed, the next K are, then one in N")
   for (int i = 0; i < 40; ++i)
     if (step_timed(p, i)) timed.push_back(i);
   CHECK(timed == std::vector<int>{1, 2, 3, 13, 23, 33});
-  // Before the first step the default windows sample the start (NCCL set-up, initialisation).
+  // Collection stays on through the warm-up and the first K, then closes after each timed step.
+  std::vector<int> closing;
+  for (int i = 0; i < 40; ++i)
+    if (closes_after_step(p, i) && step_timed(p, i)) closing.push_back(i);
+  CHECK(closing == std::vector<int>{3, 13, 23, 33});
+  CHECK_FALSE(closes_after_step(p, 0));
+  CHECK_FALSE(closes_after_step(p, 2));
+  // Before the first step collection is on from the start, for first_step_wait at most.
   CHECK(timing_window_open(p, milliseconds(0)));
-  CHECK_FALSE(timing_window_open(p, milliseconds(200)));
-  // A five-step CI run has its four steps after the warm-up timed by default.
-  const TimingPolicy d;
-  for (int i = 1; i <= 4; ++i) CHECK(step_timed(d, i));
-  CHECK_FALSE(step_timed(d, 0));
+  CHECK(timing_window_open(p, milliseconds(299999)));
+  CHECK_FALSE(timing_window_open(p, milliseconds(300000)));
+}
+
+TEST_CASE("steps: by default the four steps after the warm-up are timed and nothing after") {
+  // Switching CUPTI's activity on again costs for the rest of the run: the default never does.
+  const TimingPolicy d = parsed("steps");
+  CHECK(d.describe() == "steps:4");
+  std::vector<int> timed;
+  for (int i = 0; i < 1000; ++i)
+    if (step_timed(d, i)) timed.push_back(i);
+  CHECK(timed == std::vector<int>{1, 2, 3, 4});
+  CHECK(closes_after_step(d, 4));
+  CHECK_FALSE(closes_after_step(d, 3));
+  const TimingPolicy k = parsed("steps:7");
+  CHECK(k.timed_steps == 7);
+  CHECK(k.then_every == 0);
+  CHECK(k.describe() == "steps:7");
+  CHECK(parsed("steps:4/50").describe() == "steps:4/50");
 }
 
 TEST_CASE("steps: malformed counts are refused with the form expected") {
-  for (const char* bad : {"steps:", "steps:3", "steps:0/10", "steps:3/0", "steps:-1/5", "steps:3/x", "steps:3/2000000"})
-    CHECK_THAT(rejection(bad), Catch::Contains("steps:K/N"));
+  for (const char* bad : {"steps:", "steps:x", "steps:0", "steps:0/10", "steps:3/0", "steps:-1/5", "steps:3/x",
+                          "steps:3/2000000", "steps:2000000", "steps:3/"})
+    CHECK_THAT(rejection(bad), Catch::Contains("steps:K or steps:K/N"));
 }

@@ -101,7 +101,49 @@ void forget_stale(Recorder& rec, Closes& closes, std::chrono::steady_clock::time
   if (through) rec.forget_timings_through(through);
 }
 
-// The sampled windows: a thread that opens and closes collection on the policy's schedule.
+// GPU times by steps (GpuTimes::Steps): collection is on from the start; a step's begin switches
+// it on when the step is timed and collection is off, a step's end switches it off when the
+// policy says so (closes_after_step). Pushes and pops come from any thread of the program: one
+// lock orders the switches.
+struct StepTimes {
+  std::mutex mu;
+  const TimingPolicy* policy = nullptr;  // set once collection runs in Steps mode
+  bool stepping = false;                 // a step has begun
+  bool collecting = true, failed = false;
+  int current = -1;                      // the last step begun
+  Closes closes;
+};
+StepTimes* step_times = nullptr;  // never freed: a pop may come after exit
+
+// Switches collection, with `st.mu` held.
+void switch_for_step(StepTimes& st, bool on) {
+  if (st.failed || on == st.collecting) return;
+  Recorder* rec = active_recorder();
+  const auto now = std::chrono::steady_clock::now();
+  PhaseTimer timer(Phase::ActivitySwitch);  // on the program's thread: its NVTX push or pop
+  if (on) {
+    cuptiActivityFlushAll(0);  // the last timed step's partly filled buffers
+    if (rec) forget_stale(*rec, st.closes, now);
+  }
+  std::string why;
+  if (!collect_times(on, why)) {
+    st.failed = true;
+    if (rec) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
+    return;
+  }
+  if (!on && rec) st.closes.emplace_back(now, rec->last_seq());
+  st.collecting = on;
+}
+
+// Steps: a program with no step by the policy's first_step_wait has timed what it will time
+// before one; collection goes off until its first timed step, if one comes.
+void close_before_first_step(StepTimes& st) {
+  std::lock_guard lock(st.mu);
+  if (!st.stepping) switch_for_step(st, false);
+}
+
+// The thread that switches collection on a clock: the sampled windows, or in Steps mode the
+// one close at first_step_wait when no step has begun.
 class WindowThread {
  public:
   // Throws std::system_error when no thread can be made.
@@ -112,7 +154,13 @@ class WindowThread {
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     try {
-      thread_ = std::thread([this, policy] { loop(policy); });
+      thread_ = std::thread([this, policy] {
+        pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
+        if (policy.mode == GpuTimes::Steps)
+          wait_for_first_step(policy);
+        else
+          sample(policy);
+      });
     } catch (...) {
       pthread_sigmask(SIG_SETMASK, &previous, nullptr);
       throw;
@@ -129,8 +177,15 @@ class WindowThread {
   }
 
  private:
-  void loop(const TimingPolicy& policy) {
-    pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
+  void wait_for_first_step(const TimingPolicy& policy) {
+    std::unique_lock lock(mu_);
+    if (wake_.wait_for(lock, policy.first_step_wait, [this] { return stop_; })) return;
+    lock.unlock();  // step_times' lock comes next; stop() takes this one
+    PhaseTimer timer(Phase::ActivitySwitch);
+    if (step_times) close_before_first_step(*step_times);
+  }
+
+  void sample(const TimingPolicy& policy) {
     const auto begin = std::chrono::steady_clock::now();
     bool open = true;  // opened by start_activity
     // (when, last operation issued) at each window close: what may still wait for activity.
@@ -171,36 +226,6 @@ class WindowThread {
 
 WindowThread* window_thread = nullptr;
 
-// GPU times by steps (GpuTimes::Steps): the window thread samples until the program's first
-// step; from then on each step's begin and end switch collection. Pushes and pops come from any
-// thread of the program: one lock orders the switches.
-struct StepTimes {
-  std::mutex mu;
-  const TimingPolicy* policy = nullptr;  // set once collection runs in Steps mode
-  bool took_over = false, collecting = false, failed = false;
-  Closes closes;
-};
-StepTimes* step_times = nullptr;  // never freed: a pop may come after exit
-
-void switch_for_step(StepTimes& st, bool on) {
-  if (st.failed || on == st.collecting) return;
-  Recorder* rec = active_recorder();
-  const auto now = std::chrono::steady_clock::now();
-  PhaseTimer timer(Phase::ActivitySwitch);  // on the program's thread: its NVTX push or pop
-  if (on) {
-    cuptiActivityFlushAll(0);  // the last timed step's partly filled buffers
-    if (rec) forget_stale(*rec, st.closes, now);
-  }
-  std::string why;
-  if (!collect_times(on, why)) {
-    st.failed = true;
-    if (rec) rec->meta(nlohmann::json{{"gpu_times_stopped", why}}.dump());
-    return;
-  }
-  if (!on && rec) st.closes.emplace_back(now, rec->last_seq());
-  st.collecting = on;
-}
-
 }  // namespace
 
 void on_step_begin(int index) {
@@ -208,21 +233,16 @@ void on_step_begin(int index) {
   StepTimes& st = *step_times;
   std::lock_guard lock(st.mu);
   if (!st.policy) return;
-  if (!st.took_over) {
-    st.took_over = true;
-    if (window_thread) window_thread->stop();
-    // The thread left collection open or closed: make it known.
-    std::string why;
-    st.collecting = !collect_times(false, why);
-  }
-  switch_for_step(st, step_timed(*st.policy, index));
+  st.stepping = true;
+  st.current = index;
+  if (step_timed(*st.policy, index)) switch_for_step(st, true);
 }
 
 void on_step_end() {
   if (!step_times) return;
   StepTimes& st = *step_times;
   std::lock_guard lock(st.mu);
-  if (st.took_over) switch_for_step(st, false);
+  if (st.policy && st.stepping && closes_after_step(*st.policy, st.current)) switch_for_step(st, false);
 }
 
 bool start_activity(TimingPolicy& policy, std::string& why_not) {
@@ -244,21 +264,23 @@ bool start_activity(TimingPolicy& policy, std::string& why_not) {
   // CUPTI's worker checks every second; it returns full buffers only (partly filled ones come
   // with a window's opening in sampled mode, and at exit).
   cuptiActivityFlushPeriod(1000);
+  if (policy.mode == GpuTimes::Steps) {
+    step_times = new StepTimes;
+    std::lock_guard lock(step_times->mu);
+    step_times->policy = &policy;
+  }
   if (policy.mode == GpuTimes::Sampled || policy.mode == GpuTimes::Steps) {
     auto* windows = new WindowThread;  // never freed: a callback may come after exit
     try {
       windows->start(policy);
       window_thread = windows;
     } catch (const std::exception& e) {
-      // No thread to close the windows: collection stays on for the whole run.
-      warn(std::string("cannot start the GPU-times window thread (") + e.what() + "); timing every operation");
-      policy.mode = GpuTimes::All;
+      if (policy.mode == GpuTimes::Sampled) {
+        // No thread to close the windows: collection stays on for the whole run.
+        warn(std::string("cannot start the GPU-times window thread (") + e.what() + "); timing every operation");
+        policy.mode = GpuTimes::All;
+      }  // Steps: the steps still close collection; a program without one is timed throughout
     }
-  }
-  if (policy.mode == GpuTimes::Steps) {
-    step_times = new StepTimes;
-    std::lock_guard lock(step_times->mu);
-    step_times->policy = &policy;
   }
   return true;
 }

@@ -8,7 +8,8 @@ std::string TimingPolicy::describe() const {
   switch (mode) {
     case GpuTimes::All: return "all";
     case GpuTimes::Off: return "off";
-    case GpuTimes::Steps: return "steps:" + std::to_string(timed_steps) + "/" + std::to_string(then_every);
+    case GpuTimes::Steps:
+      return "steps:" + std::to_string(timed_steps) + (then_every ? "/" + std::to_string(then_every) : "");
     case GpuTimes::Sampled: break;
   }
   return "sampled:" + std::to_string(window.count()) + "/" + std::to_string(period.count());
@@ -48,10 +49,18 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
   if (text == "steps") return p;
   long long timed = 0, every = 0;
   bool ok = false;
-  if (parse_pair(text, "steps:", timed, every, ok)) {
-    if (!ok || timed < 1 || every < 1 || timed > kMaxSteps || every > kMaxSteps) {
-      why = "expected steps:K/N (K steps timed after the warm-up one, then one in N; 1 to " + std::to_string(kMaxSteps) +
-            "), got '" + std::string(text) + "'";
+  if (text.substr(0, 6) == "steps:") {
+    const std::string_view counts = text.substr(6);
+    if (counts.find('/') == std::string_view::npos) {
+      ok = parse_ms(counts, timed);
+      every = 0;
+    } else {
+      parse_pair(text, "steps:", timed, every, ok);
+      ok = ok && every >= 1;
+    }
+    if (!ok || timed < 1 || timed > kMaxSteps || every > kMaxSteps) {
+      why = "expected steps:K or steps:K/N (K steps timed after the warm-up one, then one in N; 1 to " +
+            std::to_string(kMaxSteps) + "), got '" + std::string(text) + "'";
       return std::nullopt;
     }
     p.timed_steps = static_cast<int>(timed);
@@ -87,14 +96,16 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
 bool step_timed(const TimingPolicy& policy, int index) {
   if (index < 1) return false;
   if (index <= policy.timed_steps) return true;
-  return (index - policy.timed_steps) % policy.then_every == 0;
+  return policy.then_every > 0 && (index - policy.timed_steps) % policy.then_every == 0;
 }
+
+bool closes_after_step(const TimingPolicy& policy, int index) { return index >= policy.timed_steps; }
 
 bool timing_window_open(const TimingPolicy& policy, std::chrono::milliseconds since_start) {
   switch (policy.mode) {
     case GpuTimes::All: return true;
     case GpuTimes::Off: return false;
-    case GpuTimes::Steps:
+    case GpuTimes::Steps: return since_start < policy.first_step_wait;
     case GpuTimes::Sampled: break;
   }
   return since_start % policy.period < policy.window;
