@@ -42,7 +42,11 @@ record() {  # name, command...
   local name=$1; shift
   echo "== $name"
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" record -q -F "${FREQ:-1999}" -D "${DELAY_MS:-17000}" \
-    -o "$out/$name.data" -- env LD_LIBRARY_PATH="$program_libs" "$@" 2>&1 | grep -o "step_ms=[0-9.]*"
+    -o "$out/$name.data" -- env LD_LIBRARY_PATH="$program_libs" "$@" > "$out/$name.log" 2>&1
+  local status=$?
+  grep -o "step_ms=[0-9.]*" "$out/$name.log"
+  # A run that failed (a tracer or streamhaz that cannot start, say) shows why, not just "no samples".
+  [[ $status -eq 0 ]] || { echo "  exit status $status; its output ends:"; tail -5 "$out/$name.log" | sed 's/^/    /'; }
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort dso --stdio -n \
     2>/dev/null | grep -v '^#' | grep -v '^$' > "$out/$name-dso.txt"
   LD_LIBRARY_PATH=${PERF_LIBS:-$program_libs} "$perf" report -i "$out/$name.data" --no-children --sort dso,sym --stdio \
