@@ -26,6 +26,33 @@ void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second
   into.push_back({c, second_role});
 }
 bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
+
+// A phantom's ordered pairs, one per timeline: of two earlier operations on one timeline, the
+// later needs every site the earlier one needs (VectorClock::sites_needed_for: a site is needed
+// for an epoch when the clock without it is below the epoch's value), so the latest one alone
+// decides which sites the phantom's order rests on, and waits that order it order the rest by
+// timeline order. A phantom meets every access kept since the last write, over all memory; this
+// keeps the pass's work per phantom to its timelines. Operations of graphs stay apart: a graph
+// launched twice checks one pair twice, and a pair another launch leaves unordered is no site's;
+// so do earlier phantoms, which the verdict counts (kernels without footprint a site may order).
+template <typename OpConflictT>
+void gather_latest(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
+  constexpr uint8_t kApart = kOpInGraph | kOpPhantom;
+  if (c.first.flags & kApart) return gather(into, c, second_role);
+  for (OpConflictT& oc : into) {
+    if (oc.c.first.epoch.timeline != c.first.epoch.timeline || (oc.c.first.flags & kApart)) continue;
+    if (oc.c.first == c.first) {  // the same operation elsewhere in memory: one pair, its lowest byte
+      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
+      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
+      oc.c.lo = std::min(oc.c.lo, c.lo);
+      oc.c.hi = std::max(oc.c.hi, c.hi);
+    } else if (oc.c.first.epoch.clock < c.first.epoch.clock) {
+      oc = {c, second_role};
+    }
+    return;
+  }
+  into.push_back({c, second_role});
+}
 }  // namespace
 
 void RankEngine::on(const trace::Alloc& r) {
@@ -110,8 +137,11 @@ void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const Vec
                               : Phantom::Yes;
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
-  if (ordered)
-    for (const Conflict& c : *ordered) gather(op_ordered_, c, b.mode);
+  if (ordered) {
+    const bool latest_only = phantom != Phantom::No && !(op.flags & kOpInGraph);
+    for (const Conflict& c : *ordered)
+      latest_only ? gather_latest(op_ordered_, c, b.mode) : gather(op_ordered_, c, b.mode);
+  }
   if (!pointer_shadow_.empty()) {
     pointer_conflicts_.clear();
     if (ordered) ordered->clear();

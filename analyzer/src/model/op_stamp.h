@@ -34,6 +34,7 @@ enum OpFlags : uint8_t {
   kOpHostSide = 4,  // performed by the host (cudaFree)
   kOpPointerFallback = 8,  // pointer arguments a stronger footprint of the kernel does not cover
   kOpLastingPhantom = 16,  // the over-synchronisation pass's fence (Phantoms::latest keeps it)
+  kOpPhantom = 32,         // any of the pass's phantoms, as a cell keeps it (ShadowCell::phantoms)
 };
 
 struct OpStamp {

@@ -88,21 +88,21 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
   if (ordered) ordered->clear();
   const bool is_write = phantom != Phantom::No || writes(mode);
   const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
+  OpStamp kept = op;  // a phantom as the cells keep it
+  kept.flags |= kOpPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
     check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
     if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
       if (!cell.phantoms) cell.phantoms = std::make_unique<Phantoms>();
       Phantoms& ph = *cell.phantoms;
       if (!ph.all.empty() && ph.all.back() == op) return;  // the same kernel's next range
-      ph.all.push_back(op);
+      ph.all.push_back(kept);
       // The latest phantom of a stream stands for the stream's earlier ones here (writes still
       // meet those); fences stay.
       if (phantom == Phantom::Yes)
         std::erase_if(ph.latest, [&](const OpStamp& p) {
           return p.stream_slot == op.stream_slot && !(p.flags & kOpLastingPhantom);
         });
-      OpStamp kept = op;
-      if (phantom == Phantom::Lasting) kept.flags |= kOpLastingPhantom;
       ph.latest.push_back(kept);
       return;
     }
