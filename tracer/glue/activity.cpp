@@ -108,9 +108,8 @@ void forget_stale(Recorder& rec, Closes& closes, std::chrono::steady_clock::time
 struct StepTimes {
   std::mutex mu;
   const TimingPolicy* policy = nullptr;  // set once collection runs in Steps mode
-  bool stepping = false;                 // a step has begun
   bool collecting = true, failed = false;
-  int current = -1;                      // the last step begun
+  int current = -1;                      // the last step begun (-1: none yet)
   Closes closes;
 };
 StepTimes* step_times = nullptr;  // never freed: a pop may come after exit
@@ -139,7 +138,7 @@ void switch_for_step(StepTimes& st, bool on) {
 // before one; collection goes off until its first timed step, if one comes.
 void close_before_first_step(StepTimes& st) {
   std::lock_guard lock(st.mu);
-  if (!st.stepping) switch_for_step(st, false);
+  if (st.current < 0) switch_for_step(st, false);
 }
 
 // The thread that switches collection on a clock: the sampled windows, or in Steps mode the
@@ -181,7 +180,6 @@ class WindowThread {
     std::unique_lock lock(mu_);
     if (wake_.wait_for(lock, policy.first_step_wait, [this] { return stop_; })) return;
     lock.unlock();  // step_times' lock comes next; stop() takes this one
-    PhaseTimer timer(Phase::ActivitySwitch);
     if (step_times) close_before_first_step(*step_times);
   }
 
@@ -233,7 +231,6 @@ void on_step_begin(int index) {
   StepTimes& st = *step_times;
   std::lock_guard lock(st.mu);
   if (!st.policy) return;
-  st.stepping = true;
   st.current = index;
   if (step_timed(*st.policy, index)) switch_for_step(st, true);
 }
@@ -242,7 +239,7 @@ void on_step_end() {
   if (!step_times) return;
   StepTimes& st = *step_times;
   std::lock_guard lock(st.mu);
-  if (st.policy && st.stepping && closes_after_step(*st.policy, st.current)) switch_for_step(st, false);
+  if (st.policy && st.current >= 0 && closes_after_step(*st.policy, st.current)) switch_for_step(st, false);
 }
 
 bool start_activity(TimingPolicy& policy, std::string& why_not) {

@@ -11,17 +11,20 @@ namespace streamhaz::analysis {
 using trace::AccessMode;
 
 namespace {
+// One pair of the same two operations: roles combined, bytes spanned.
+template <class OpConflictT>
+void merge_into(OpConflictT& oc, const Conflict& c, AccessMode second_role) {
+  oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
+  oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
+  oc.c.lo = std::min(oc.c.lo, c.lo);
+  oc.c.hi = std::max(oc.c.hi, c.hi);
+}
+
 // The same earlier operation on overlapping or adjacent bytes: one pair, roles combined.
 template <class OpConflictT>
 void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
   for (OpConflictT& oc : into) {
-    if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) {
-      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
-      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
-      oc.c.lo = std::min(oc.c.lo, c.lo);
-      oc.c.hi = std::max(oc.c.hi, c.hi);
-      return;
-    }
+    if (oc.c.first == c.first && c.lo <= oc.c.hi && oc.c.lo <= c.hi) return merge_into(oc, c, second_role);
   }
   into.push_back({c, second_role});
 }
@@ -41,14 +44,10 @@ void gather_latest(std::vector<OpConflictT>& into, const Conflict& c, AccessMode
   if (c.first.flags & kApart) return gather(into, c, second_role);
   for (OpConflictT& oc : into) {
     if (oc.c.first.epoch.timeline != c.first.epoch.timeline || (oc.c.first.flags & kApart)) continue;
-    if (oc.c.first == c.first) {  // the same operation elsewhere in memory: one pair, its lowest byte
-      oc.c.first_role = static_cast<AccessMode>(uint8_t(oc.c.first_role) | uint8_t(c.first_role));
-      oc.second_role = static_cast<AccessMode>(uint8_t(oc.second_role) | uint8_t(second_role));
-      oc.c.lo = std::min(oc.c.lo, c.lo);
-      oc.c.hi = std::max(oc.c.hi, c.hi);
-    } else if (oc.c.first.epoch.clock < c.first.epoch.clock) {
+    if (oc.c.first == c.first)  // the same operation elsewhere in memory: one pair, its lowest byte
+      merge_into(oc, c, second_role);
+    else if (oc.c.first.epoch.clock < c.first.epoch.clock)
       oc = {c, second_role};
-    }
     return;
   }
   into.push_back({c, second_role});

@@ -49,13 +49,12 @@ std::optional<TimingPolicy> parse_timing_policy(std::string_view text, std::stri
   if (text == "steps") return p;
   long long timed = 0, every = 0;
   bool ok = false;
-  if (text.substr(0, 6) == "steps:") {
-    const std::string_view counts = text.substr(6);
+  if (constexpr std::string_view kSteps = "steps:"; text.substr(0, kSteps.size()) == kSteps) {
+    const std::string_view counts = text.substr(kSteps.size());
     if (counts.find('/') == std::string_view::npos) {
-      ok = parse_ms(counts, timed);
-      every = 0;
+      ok = parse_ms(counts, timed);  // steps:K, no step after the K
     } else {
-      parse_pair(text, "steps:", timed, every, ok);
+      parse_pair(text, kSteps, timed, every, ok);
       ok = ok && every >= 1;
     }
     if (!ok || timed < 1 || timed > kMaxSteps || every > kMaxSteps) {

@@ -22,7 +22,7 @@ enum class GpuTimes { All, Steps, Sampled, Off };
 
 struct TimingPolicy {
   GpuTimes mode = GpuTimes::Steps;
-  std::chrono::milliseconds window{200};   // Sampled, and Steps before the first step: times collected for this long ...
+  std::chrono::milliseconds window{200};   // Sampled: times collected for this long ...
   std::chrono::milliseconds period{2000};  // ... at the start of every period
   int timed_steps = 4;    // Steps: steps 2 to 1 + timed_steps (counting from 1) are timed ...
   int then_every = 0;     // ... and after them one step in then_every (0: none)
@@ -49,7 +49,8 @@ bool step_timed(const TimingPolicy& policy, int index);
 // the warm-up and the first K steps (closing between them would mean switching it on again).
 bool closes_after_step(const TimingPolicy& policy, int index);
 
-// Whether times are collected `since_start` after tracing began (Sampled; All and Off).
+// Whether times are collected `since_start` after tracing began (Sampled; All and Off; Steps
+// before its first step).
 bool timing_window_open(const TimingPolicy& policy, std::chrono::milliseconds since_start);
 
 // How long from `since_start` until the window opens or closes next (Sampled only).
