@@ -3,6 +3,7 @@
 // static/exact tiers need them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -77,6 +78,38 @@ TEST_CASE("AllocationIndex agrees with a plain list of ranges through random add
     }
   }
   CHECK(index.size() == live.size());
+}
+
+TEST_CASE("AllocationIndex scan agrees with asking about each word, on random argument blocks") {
+  AllocationIndex index;
+  uint64_t state = 777;
+  auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  // Segments of 2 MiB with gaps, some adjacent, over 1 GiB.
+  for (uint64_t i = 0; i < 512; ++i)
+    if (next() % 3 != 0) index.add(kSegment + i * (2 << 20), (next() % 4 == 0 ? 1 : 2) << 20);
+  for (int block = 0; block < 500; ++block) {
+    std::string bytes(8 * (1 + next() % 400) + next() % 8, '\0');
+    for (size_t off = 0; off + 8 <= bytes.size(); off += 8) {
+      const uint64_t kind = next() % 4;
+      uint64_t w = kind == 0 ? next() % 4096                                 // a count
+                   : kind == 1 ? next()                                      // anything
+                   : kSegment + (next() % (uint64_t{1} << 30)) - (kind == 2 ? 0 : 4096);  // near or in
+      if (off >= 16 && next() % 8 == 0) std::memcpy(&w, bytes.data() + off - 16, 8);  // aliasing
+      std::memcpy(bytes.data() + off, &w, 8);
+    }
+    std::vector<uint64_t> expected;
+    for (size_t off = 0; off + 8 <= bytes.size(); off += 8) {
+      uint64_t w;
+      std::memcpy(&w, bytes.data() + off, 8);
+      if (index.contains(w)) expected.push_back(w);
+    }
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    std::vector<uint64_t> found{42};  // what was there before stays
+    index.pointers_in(bytes, found);
+    REQUIRE(found.front() == 42);
+    REQUIRE(std::vector<uint64_t>(found.begin() + 1, found.end()) == expected);
+  }
 }
 
 TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
