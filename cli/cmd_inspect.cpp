@@ -61,10 +61,11 @@ void print_tracer_profile(const TraceStats& s, std::ostream& out) {
                          s.operations ? ns / s.operations : 0, per_step);
     }
   if (auto u = s.header.find("native_unwinds"); u != s.header.end() && u->is_object()) {
-    out << fmt::format("    native unwinds: {} by learned frame sizes ({} ended early at a frame of no known size), {} by "
-                       "libgcc ({} of them checks of a learned walk, {} differing)\n",
-                       count_field(*u, "fast"), count_field(*u, "truncated"), count_field(*u, "slow"),
-                       count_field(*u, "checked"), count_field(*u, "differed"));
+    out << fmt::format("    native unwinds: {} by learned frame sizes ({} ended early at a frame of no known size, {} "
+                       "stepped over a frame of varying size where their thread saw it before), {} by libgcc ({} of "
+                       "them checks of a learned walk, {} differing)\n",
+                       count_field(*u, "fast"), count_field(*u, "truncated"), count_field(*u, "through_varying"),
+                       count_field(*u, "slow"), count_field(*u, "checked"), count_field(*u, "differed"));
     if (auto f = u->find("failed"); f != u->end() && f->is_object())
       out << fmt::format("    learned walks that failed: in the CUDA plumbing {} at an unknown address and {} at a size "
                          "that varies, in the program's frames {} and {}, {} off the stack\n",

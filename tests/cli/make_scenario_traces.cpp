@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
                                           {"slow", 10},
                                           {"checked", 2},
                                           {"differed", 0},
-                                          {"truncated", 5},
+                                          {"truncated", 5}, {"through_varying", 7},
                                           {"failed",
                                            {{"plumbing_unknown", 1},
                                             {"plumbing_varies", 2},

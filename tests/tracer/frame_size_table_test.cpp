@@ -149,3 +149,51 @@ TEST_CASE("learned walk: ends at a frame of no usable size once it holds enough 
     CHECK(ips[1] == 0xBAD);
   }
 }
+
+TEST_CASE("learned walk: a frame of varying size is stepped over where this thread saw it before") {
+  FakeStack st;
+  FrameSizeTable t(8);
+  st.put(56, 0xA0);   // A: 96 bytes, callee CFA 64
+  st.put(152, 0xB0);  // B: varies; this time 32 bytes, callee CFA 160
+  st.put(184, 0xC0);  // C: outermost
+  t.learn(0xA0, 96);
+  t.learn(0xB0, 32);
+  t.learn(0xB0, 40);
+  t.learn_outermost(0xC0);
+  uint64_t ips[16];
+  VaryingFrameSizes seen;
+  SECTION("seen at this callee CFA with this caller: the walk goes on to the outermost") {
+    seen.remember(0xB0, st.at(160), 32, 0xC0);
+    LearnedWalk w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, SIZE_MAX, &seen);
+    REQUIRE(w.ok);
+    CHECK_FALSE(w.truncated);
+    CHECK(w.varying == 1);
+    REQUIRE(w.n == 3);
+    CHECK(ips[2] == 0xC0);
+  }
+  SECTION("without what the thread saw, it fails as before") {
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, SIZE_MAX, &seen).ok);
+  }
+  SECTION("seen at another callee CFA: not used") {
+    seen.remember(0xB0, st.at(168), 32, 0xC0);
+    CHECK_FALSE(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, SIZE_MAX, &seen).ok);
+  }
+  SECTION("the caller's return address is no longer where it was: the walk fails, or ends there") {
+    seen.remember(0xB0, st.at(160), 32, 0xC1);
+    LearnedWalk w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, SIZE_MAX, &seen);
+    CHECK_FALSE(w.ok);
+    CHECK(w.failed_on == FrameSizeTable::kVaries);
+    w = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, keep_all, 2, &seen);
+    REQUIRE(w.ok);
+    CHECK(w.truncated);
+    CHECK(w.n == 2);
+  }
+  SECTION("the newest sighting of a place replaces the older; the oldest places give way to new ones") {
+    seen.remember(0xB0, st.at(160), 40, 0xC0);
+    seen.remember(0xB0, st.at(160), 32, 0xC0);
+    CHECK(seen.find(0xB0, st.at(160)).size == 32);
+    for (uint64_t i = 0; i < VaryingFrameSizes::kEntries; ++i) seen.remember(0xD000 + i, 64, 16, 0);
+    CHECK(seen.find(0xB0, st.at(160)).size == 0);
+    CHECK(seen.find(0xD000 + VaryingFrameSizes::kEntries - 1, 64).size == 16);
+  }
+}

@@ -118,7 +118,8 @@ TEST_CASE("native unwinding: a learned walk that holds 12 frames ends at a frame
   for (int i = 0; i < rounds; ++i) {  // libgcc's whole walk, then the learned one that ends early
     set_unwind_check_period(i == 0 ? 1 : 0);
     before[i] = unwind_counts();
-    n[i] = dynamic_frame(400, 14, walks[i]);
+    // Another size the second time: not the place the first walk saw the frame at.
+    n[i] = dynamic_frame(i == 0 ? 400 : 432, 14, walks[i]);
     after[i] = unwind_counts();
   }
   CHECK(after[1].truncated == before[1].truncated + 1);
@@ -140,6 +141,34 @@ TEST_CASE("native unwinding: a failed learned walk is counted by its cause") {
   const UnwindCounts after = unwind_counts();
   CHECK(after.failed_varies == before.failed_varies + 1);
   CHECK(after.slow == before.slow + 1);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: a frame of varying size is stepped over where this thread's last slow walk saw it") {
+  set_unwind_check_period(1);
+  RawFrame frames[24];
+  for (int round = 0; round < 10; ++round) dynamic_frame(64 + 16 * size_t(round % 5), 2, frames);
+  RawFrame walks[3][24];
+  size_t n[3];
+  UnwindCounts before[3], after[3];
+  int rounds = 3;
+  asm("" : "+r"(rounds));  // one call site: the same return addresses every round
+  for (int i = 0; i < rounds; ++i) {  // libgcc's walk, then learned walks at the same and another place
+    set_unwind_check_period(i == 0 ? 1 : 0);
+    before[i] = unwind_counts();
+    n[i] = dynamic_frame(i == 2 ? 432 : 400, 2, walks[i]);
+    after[i] = unwind_counts();
+  }
+  CHECK(after[1].slow == before[1].slow);
+  CHECK(after[1].through_varying == before[1].through_varying + 1);
+  CHECK(after[1].truncated == before[1].truncated);
+  REQUIRE(n[1] == n[0]);
+  for (size_t i = 0; i < n[0]; ++i) CHECK(walks[0][i].key == walks[1][i].key);
+  // Elsewhere on the stack (another alloca size under the same frame): libgcc again.
+  CHECK(after[2].slow == before[2].slow + 1);
+  CHECK(after[2].failed_varies == before[2].failed_varies + 1);
+  REQUIRE(n[2] == n[0]);
+  for (size_t i = 0; i < n[0]; ++i) CHECK(walks[0][i].key == walks[2][i].key);
   set_unwind_check_period(256);
 }
 

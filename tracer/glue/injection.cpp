@@ -70,7 +70,7 @@ void on_exit() {
     const UnwindCounts u = unwind_counts();
     s.session->recorder().meta(nlohmann::json{{"native_unwinds", {{"fast", u.fast}, {"slow", u.slow}, {"checked", u.checked},
                                                                   {"differed", u.differed}, {"sizes_learned", u.sizes_learned},
-                                                                  {"truncated", u.truncated},
+                                                                  {"truncated", u.truncated}, {"through_varying", u.through_varying},
                                                                   {"failed", {{"plumbing_unknown", u.failed_plumbing_unknown},
                                                                               {"plumbing_varies", u.failed_plumbing_varies},
                                                                               {"unknown", u.failed_unknown},

@@ -64,6 +64,7 @@ std::string executable_path() {
 struct UnwindState {
   const ModuleMap* modules;
   FrameSizeTable* sizes;
+  VaryingFrameSizes* varying;  // this thread's
   RawFrame* out;
   size_t max;
   size_t n = 0;
@@ -92,7 +93,13 @@ _Unwind_Reason_Code on_frame(_Unwind_Context* context, void* arg) {
     s.ended_by_unwinder = false;
     return _URC_END_OF_STACK;
   }
-  if (s.last_pc && cfa > s.last_cfa) s.sizes->learn(s.last_pc, uint32_t(std::min<uint64_t>(cfa - s.last_cfa, UINT32_MAX)));
+  if (s.last_pc && cfa > s.last_cfa) {
+    const uint32_t size = uint32_t(std::min<uint64_t>(cfa - s.last_cfa, UINT32_MAX));
+    s.sizes->learn(s.last_pc, size);
+    // A frame of varying size: where it was this time, for this thread's learned walks.
+    if (slot == pc && size <= FrameSizeTable::kMaxSize && s.sizes->find(s.last_pc) == FrameSizeTable::kVaries)
+      s.varying->remember(s.last_pc, s.last_cfa, size, pc);
+  }
   s.last_pc = slot == pc ? pc : 0;
   s.last_cfa = cfa;
   if (cfa < s.start_cfa) return _URC_NO_REASON;
@@ -152,6 +159,10 @@ FrameSizeTable& frame_sizes() {
   static auto* table = new FrameSizeTable;  // never destroyed: unwinding may come late
   return *table;
 }
+
+// Trivially destructible: a thread's last CUDA call may come during its exit.
+thread_local VaryingFrameSizes varying_sizes;
+std::atomic<uint64_t> varying_stepped{0};
 
 }  // namespace
 
@@ -253,12 +264,13 @@ bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, si
   uint64_t ips[256];
   const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
                                             [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); },
-                                            kTruncateAt);
+                                            kTruncateAt, &varying_sizes);
   if (!w.ok) {
     count_failure(w);
     return false;
   }
   truncated = w.truncated;
+  if (w.varying) varying_stepped.fetch_add(1, std::memory_order_relaxed);
   n = 0;
   size_t i = 0;
   while (i < w.n && modules.is_cuda_plumbing(ips[i])) ++i;
@@ -292,7 +304,7 @@ __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFr
   RawFrame fast[kMaxUnwound];
   const bool fast_ok = check && fast_unwind(modules, cfa, fast, max, fast_n, truncated);
   slow_walks.fetch_add(1, std::memory_order_relaxed);
-  UnwindState state{&modules, &frame_sizes(), out, max};
+  UnwindState state{&modules, &frame_sizes(), &varying_sizes, out, max};
   state.start_cfa = cfa;
   // Sizes are learned only where the return-address slot lies on this thread's own stack, above
   // this frame (an alternate signal stack or a foreign stack: nothing is learned).
@@ -329,6 +341,7 @@ UnwindCounts unwind_counts() {
   u.failed_unknown = failed_unknown.load();
   u.failed_varies = failed_varies.load();
   u.failed_off_stack = failed_off_stack.load();
+  u.through_varying = varying_stepped.load();
   return u;
 }
 

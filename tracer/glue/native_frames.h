@@ -67,6 +67,8 @@ struct UnwindCounts {
   // a frame off the thread's stack.
   uint64_t failed_plumbing_unknown = 0, failed_plumbing_varies = 0, failed_unknown = 0, failed_varies = 0,
            failed_off_stack = 0;
+  // Learned walks that stepped over a frame of varying size where their thread saw it before.
+  uint64_t through_varying = 0;
 };
 UnwindCounts unwind_counts();
 

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "streamhaz/tracer/varying_frame_sizes.h"
+
 namespace streamhaz::tracer {
 
 class FrameSizeTable {
@@ -57,6 +59,7 @@ struct LearnedWalk {
   // kMaxSize + 1 for a CFA off the stack) and how many kept addresses it held then.
   uint32_t failed_on = 0;
   size_t kept = 0;
+  size_t varying = 0;  // frames of varying size stepped over by what this thread saw before
 };
 
 // Walks outward from `cfa` (a CFA on the calling thread's stack), reading words only inside
@@ -65,12 +68,16 @@ struct LearnedWalk {
 // (the CUDA plumbing at the inner end does not). An address with no usable size fails the
 // walk, unless it is at least the `truncate_at`-th kept one: the walk then ends with it
 // (`truncated`). A frame whose size varies (alloca, stack realignment) deep in a thread's
-// stack would otherwise send every walk through it to the slow unwinder.
+// stack would otherwise send every walk through it to the slow unwinder. A frame of varying
+// size is stepped over where `varying` (this thread's) saw it at this very place, its caller's
+// return address still above it (varying_frame_sizes.h).
 template <class Keep>
 LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t* ips,
-                                size_t capacity, size_t max, Keep&& keep, size_t truncate_at = SIZE_MAX) {
+                                size_t capacity, size_t max, Keep&& keep, size_t truncate_at = SIZE_MAX,
+                                const VaryingFrameSizes* varying = nullptr) {
   LearnedWalk w;
   size_t kept = 0;
+  uint64_t expected_ip = 0;  // after a frame of varying size: its caller's return address as seen
   while (w.n < capacity && kept < max) {
     if (cfa < lo + 8 || cfa > hi) {
       w.failed_on = FrameSizeTable::kMaxSize + 1;
@@ -78,8 +85,25 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
     }
     uint64_t ip;
     __builtin_memcpy(&ip, reinterpret_cast<const void*>(cfa - 8), sizeof ip);
+    if (expected_ip && ip != expected_ip) {  // not the place it was seen at: as a frame of no size
+      if (kept < truncate_at) {
+        w.failed_on = FrameSizeTable::kVaries;
+        w.kept = kept;
+        return w;
+      }
+      w.truncated = true;
+      break;
+    }
+    expected_ip = 0;
     if (ip == 0) break;
-    const uint32_t size = table.find(ip);
+    uint32_t size = table.find(ip);
+    if (size == FrameSizeTable::kVaries && varying) {
+      if (const VaryingFrameSizes::Seen seen = varying->find(ip, cfa); seen.size) {
+        size = seen.size;
+        expected_ip = seen.caller_ip;
+        ++w.varying;
+      }
+    }
     if (size == FrameSizeTable::kUnknown || size == FrameSizeTable::kVaries) {
       if (kept + 1 < truncate_at || !keep(ip, kept)) {
         w.failed_on = size;
