@@ -77,16 +77,24 @@ ParamLayout read_layout(CUfunction f) {
 
 // Entries are never erased and map nodes never move: callers may keep the reference.
 const ParamLayout& layout_of(CUfunction f) {
-  // A launch loop launches the same function again and again: skip the lock then.
-  thread_local CUfunction last_f = nullptr;
-  thread_local const ParamLayout* last_layout = nullptr;
-  if (f == last_f && last_layout) return *last_layout;
+  // A training step launches a few hundred functions again and again, from two threads (the
+  // program's and autograd's): each thread keeps the layouts it asked for in a direct-mapped
+  // table of its own and takes the shared lock (0.45 us a call on a real step, its cache line
+  // going back and forth between the threads) only for a function new to that slot.
+  struct Cached {
+    CUfunction f;
+    const ParamLayout* layout;
+  };
+  constexpr size_t kSlots = 256;
+  thread_local Cached cache[kSlots] = {};
+  static_assert(kSlots == 256, "the hash below keeps 8 bits");
+  Cached& slot = cache[(reinterpret_cast<uintptr_t>(f) * 0x9E3779B97F4A7C15ull) >> 56];
+  if (slot.f == f && slot.layout) return *slot.layout;
   PhaseTimer timer(Phase::ParamLayout);
   std::lock_guard lock(layout_mu);
   auto it = layouts.find(f);
   if (it == layouts.end()) it = layouts.emplace(f, read_layout(f)).first;
-  last_f = f;
-  last_layout = &it->second;
+  slot = Cached{f, &it->second};
   return it->second;
 }
 
