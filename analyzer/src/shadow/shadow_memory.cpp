@@ -44,7 +44,8 @@ inline void check_plain(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool i
 // no phantom itself, or is a fence, else the latest ones (ShadowCell::phantoms); the readers if it
 // writes.
 void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_phantoms, const OpStamp& op,
-           const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+           const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered,
+           bool meets_readers = true) {
   auto meet = [&](const OpStamp& prev, AccessMode role) {
     if (unordered(prev, op, now)) note(out, prev, role, lo, hi);
     else if (ordered && ordered_by_sites(prev, op, now)) note(*ordered, prev, role, lo, hi);
@@ -52,15 +53,23 @@ void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool
   meet(cell.writer, AccessMode::Write);
   if (cell.phantoms)
     for (const OpStamp& p : meets_phantoms ? cell.phantoms->all : cell.phantoms->latest) meet(p, AccessMode::ReadWrite);
-  if (!is_write) return;
+  if (!is_write || !meets_readers) return;
   for (const OpStamp& r : cell.readers) meet(r, AccessMode::Read);
+}
+
+// A walk notes each pair at the first byte it meets it: the pairs by their lowest byte, and at one
+// byte the writer and phantoms before the readers. Reads met through the index, noted after the
+// walk, go back to that order.
+void in_walk_order(std::vector<Conflict>& pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(), [](const Conflict& a, const Conflict& b) { return a.lo < b.lo; });
 }
 
 }  // namespace
 
 void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
-                          std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
-  if (ordered || phantom != Phantom::No || phantoms_) return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom);
+                          std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom, Ordered scope) {
+  if (ordered || phantom != Phantom::No || phantoms_)
+    return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom, scope);
   // The race check: no phantom to meet, no ordered pair to hand over.
   out.clear();
   const bool is_write = writes(mode);
@@ -83,15 +92,19 @@ void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpSta
 }
 
 void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
-                                   std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
+                                   std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom,
+                                   Ordered scope) {
   out.clear();
   if (ordered) ordered->clear();
   const bool is_write = phantom != Phantom::No || writes(mode);
   const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
+  // A phantom over all memory meets every reader kept: the index finds those that matter.
+  const bool readers_by_index = phantom != Phantom::No && phantoms_ && !walk_for_phantoms_ &&
+                                (!ordered || scope == Ordered::LatestPerTimeline) && spans_every_cell(lo, hi);
   OpStamp kept = op;  // a phantom as the cells keep it
   kept.flags |= kOpPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
+    check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered, !readers_by_index);
     if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
       if (!cell.phantoms) cell.phantoms = std::make_unique<Phantoms>();
       Phantoms& ph = *cell.phantoms;
@@ -120,6 +133,38 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
     std::erase_if(cell.readers, [&](const OpStamp& r) { return now.covers(r.epoch); });
     cell.readers.push_back(op);
   });
+  if (readers_by_index) {
+    meet_indexed_readers(op, now, out, ordered);
+  } else if (phantoms_ && !is_write) {
+    reads_.add(op, lo, hi);
+  }
+}
+
+bool ShadowMemory::spans_every_cell(uint64_t lo, uint64_t hi) const {
+  const auto& cells = cells_.cells();
+  return cells.empty() || (lo <= cells.begin()->first && hi >= cells.rbegin()->second.end);
+}
+
+// What the walk over every cell would note of the readers: every reader `now` leaves unordered,
+// and of those it orders through sites, the latest of each timeline (ShadowMemory::Ordered). Along a
+// timeline the sites an ordered pair rests on only grow (VectorClock::sites_needed_for), so when
+// the latest reader kept rests on none, no earlier one does.
+void ShadowMemory::meet_indexed_readers(const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out,
+                                        std::vector<Conflict>* ordered) {
+  auto held = [&](const OpStamp& reader, uint64_t lo, uint64_t hi, HeldSpan& span) {
+    cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
+      if (std::find(cell.readers.begin(), cell.readers.end(), reader) != cell.readers.end()) span.add(a, b);
+    });
+  };
+  auto unordered_reader = [&](const OpStamp& reader, const HeldSpan& span) {
+    if (!(reader == op)) note(out, reader, AccessMode::Read, span.lo, span.hi);
+  };
+  auto covered_reader = [&](const OpStamp& reader, const HeldSpan& span) {
+    if (ordered_by_sites(reader, op, now)) note(*ordered, reader, AccessMode::Read, span.lo, span.hi);
+  };
+  reads_.meet(now, ordered != nullptr, held, unordered_reader, covered_reader);
+  in_walk_order(out);
+  if (ordered) in_walk_order(*ordered);
 }
 
 void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now,
