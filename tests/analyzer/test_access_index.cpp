@@ -1,5 +1,6 @@
-// The read index (shadow/read_index.h): per timeline, the reads a phantom over all memory has to
-// meet; and shadow memory answering a phantom through it exactly as the walk over every cell does.
+// The access and phantom indexes (shadow/access_index.h, shadow/phantom_index.h): per timeline, what
+// a phantom over all memory has to meet; and shadow memory answering a phantom through them exactly
+// as the walk over every cell does.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,7 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "shadow/read_index.h"
+#include "shadow/access_index.h"
+#include "shadow/phantom_index.h"
 #include "shadow/shadow_memory.h"
 
 using namespace streamhaz::analysis;
@@ -16,10 +18,12 @@ using streamhaz::trace::AccessMode;
 
 namespace {
 
+// An operation of the stream whose timeline is `t` (its stream slot too).
 OpStamp op(uint64_t seq, TimelineId t, ClockValue c, uint8_t flags = 0) {
   OpStamp s;
   s.seq = seq;
   s.epoch = {t, c};
+  s.stream_slot = t;
   s.flags = flags;
   return s;
 }
@@ -32,7 +36,7 @@ struct Met {
 };
 
 // `held`: per seq, the bytes shadow memory still holds of it (absent: none).
-Met meet(ReadIndex& index, const VectorClock& now, bool covered_too,
+Met meet(AccessIndex& index, const VectorClock& now, bool covered_too,
          const std::map<uint64_t, std::pair<uint64_t, uint64_t>>& held) {
   Met m;
   index.meet(
@@ -51,8 +55,8 @@ using Triples = std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>;
 
 }  // namespace
 
-TEST_CASE("read index: the unordered reads, then the newest covered one still held", "[shadow][read_index]") {
-  ReadIndex index;
+TEST_CASE("access index: the unordered reads, then the newest covered one still held", "[shadow][access_index]") {
+  AccessIndex index;
   index.add(op(1, 0, 1), 0, 10);
   index.add(op(2, 0, 2), 10, 20);
   index.add(op(2, 0, 2), 40, 50);  // a second range of the same read
@@ -85,9 +89,9 @@ TEST_CASE("read index: the unordered reads, then the newest covered one still he
   CHECK(std::count(m.looked_up.begin(), m.looked_up.end(), 2) == 0);
 }
 
-TEST_CASE("read index: reads of graph operations are all met; reads out of clock order find their place",
-          "[shadow][read_index]") {
-  ReadIndex index;
+TEST_CASE("access index: reads of graph operations are all met; reads out of clock order find their place",
+          "[shadow][access_index]") {
+  AccessIndex index;
   index.add(op(1, 0, 1, kOpInGraph), 0, 8);
   index.add(op(2, 0, 2, kOpInGraph), 8, 16);
   index.add(op(5, 0, 5), 16, 24);
@@ -98,6 +102,43 @@ TEST_CASE("read index: reads of graph operations are all met; reads out of clock
   const Met m = meet(index, now, true, held);
   CHECK(m.unordered == Triples{{5, 16, 24}});
   CHECK(m.covered == Triples{{1, 0, 8}, {2, 8, 16}, {4, 24, 32}});
+}
+
+TEST_CASE("phantom index: the phantoms above the floor still kept; replaced ones leave `latest` only",
+          "[shadow][access_index]") {
+  PhantomIndex index;
+  auto fence = [](OpStamp p) {
+    p.flags |= kOpLastingPhantom;
+    return p;
+  };
+  index.add(op(1, 0, 1), 0, UINT64_MAX);
+  index.add(fence(op(2, 0, 2)), 0, UINT64_MAX);
+  index.add(op(3, 0, 3), 0, 64);  // a phantom's own footprint first...
+  index.replaced_in_latest(op(3, 0, 3));
+  index.add(op(3, 0, 3), 0, UINT64_MAX);  // ...then all memory: phantom 1 leaves every `latest`
+  index.add(op(4, 1, 1), 0, UINT64_MAX);
+  std::set<uint64_t> kept_nowhere;
+  auto met = [&](const OpStamp& self, PhantomIndex::List list, ClockValue floor0, ClockValue floor1) {
+    std::vector<uint64_t> seen;
+    index.meet(
+        self, list, [&](TimelineId t) { return t == 0 ? floor0 : floor1; },
+        [&](const OpStamp& p, uint64_t, uint64_t) {
+          if (seen.empty() || seen.back() != p.seq) seen.push_back(p.seq);
+          return !kept_nowhere.count(p.seq);
+        });
+    return seen;
+  };
+  const OpStamp self = op(9, 2, 1);
+  CHECK(met(self, PhantomIndex::List::Latest, 0, 0) == std::vector<uint64_t>{3, 2, 4});
+  CHECK(met(self, PhantomIndex::List::All, 0, 0) == std::vector<uint64_t>{3, 2, 1, 4});
+  CHECK(met(self, PhantomIndex::List::All, 2, 1) == std::vector<uint64_t>{3});  // at or below the floor: not met
+  CHECK(met(op(3, 0, 3), PhantomIndex::List::All, 0, 1) == std::vector<uint64_t>{2, 1});  // never itself
+  // Kept nowhere (written over): gone for good from both lists.
+  kept_nowhere.insert(2);
+  CHECK(met(self, PhantomIndex::List::All, 0, 0) == std::vector<uint64_t>{3, 2, 1, 4});
+  kept_nowhere.clear();
+  CHECK(met(self, PhantomIndex::List::All, 0, 0) == std::vector<uint64_t>{3, 1, 4});
+  CHECK(met(self, PhantomIndex::List::Latest, 0, 0) == std::vector<uint64_t>{3, 4});
 }
 
 namespace {
@@ -136,8 +177,8 @@ Kept all_of(const std::vector<Conflict>& pairs) {
 
 }  // namespace
 
-TEST_CASE("read index: a phantom over all memory meets through it what the walk over every cell meets",
-          "[shadow][read_index][property]") {
+TEST_CASE("access and phantom indexes: a phantom over all memory meets through them what the walk over every cell meets",
+          "[shadow][access_index][property]") {
   int phantoms = 0, with_ordered = 0, with_unordered_reads = 0;
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     CAPTURE(seed);
@@ -169,6 +210,13 @@ TEST_CASE("read index: a phantom over all memory meets through it what the walk 
           const auto kind = pick(4) == 0 ? ShadowMemory::Phantom::Lasting : ShadowMemory::Phantom::Yes;
           const auto scope = p.flags & kOpInGraph ? ShadowMemory::Ordered::All : ShadowMemory::Ordered::LatestPerTimeline;
           const bool trace_sites = pick(4) != 0;
+          if (pick(3) == 0) {  // its footprint first (a kernel with pointer arguments), or a phantom of some bytes only
+            const uint64_t lo = 32 * pick(40), hi = lo + 32 * (1 + pick(4));
+            indexed.access(lo, hi, AccessMode::ReadWrite, p, clocks[t], out_i, trace_sites ? &ord_i : nullptr, kind, scope);
+            walked.access(lo, hi, AccessMode::ReadWrite, p, clocks[t], out_w, trace_sites ? &ord_w : nullptr, kind, scope);
+            CHECK(all_of(out_i) == all_of(out_w));
+            if (pick(2)) break;
+          }
           indexed.access(0, UINT64_MAX, AccessMode::ReadWrite, p, clocks[t], out_i, trace_sites ? &ord_i : nullptr, kind,
                          scope);
           walked.access(0, UINT64_MAX, AccessMode::ReadWrite, p, clocks[t], out_w, trace_sites ? &ord_w : nullptr, kind,
