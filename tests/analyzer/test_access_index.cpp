@@ -134,8 +134,10 @@ TEST_CASE("phantom index: the phantoms above the floor still kept; replaced ones
   CHECK(met(self, PhantomIndex::List::All, 2, 1) == std::vector<uint64_t>{3});  // at or below the floor: not met
   CHECK(met(op(3, 0, 3), PhantomIndex::List::All, 0, 1) == std::vector<uint64_t>{2, 1});  // never itself
   // Kept nowhere (written over): gone for good from both lists.
+  CHECK(index.size() == 5);
   kept_nowhere.insert(2);
   CHECK(met(self, PhantomIndex::List::All, 0, 0) == std::vector<uint64_t>{3, 2, 1, 4});
+  CHECK(index.size() == 4);
   kept_nowhere.clear();
   CHECK(met(self, PhantomIndex::List::All, 0, 0) == std::vector<uint64_t>{3, 1, 4});
   CHECK(met(self, PhantomIndex::List::Latest, 0, 0) == std::vector<uint64_t>{3, 4});

@@ -83,7 +83,7 @@ HeldSpan AccessIndex::held_span(Timeline& t, std::vector<Access>& list, size_t f
 
 template <class Held, class Unordered, class Covered>
 void AccessIndex::meet(const VectorClock& now, bool covered_too, Held&& held, Unordered&& unordered,
-                     Covered&& covered) {
+                       Covered&& covered) {
   for (Timeline& t : timelines_) {
     const ClockValue known = now.get(t.id);
     // Accesses of graph operations: all met, as a walk meets them.
