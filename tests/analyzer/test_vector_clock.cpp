@@ -90,6 +90,8 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
   CHECK(sites == std::vector<SiteId>{1});
   CHECK(b.rests_on_sites(Epoch{0, 1}));
   CHECK_FALSE(b.rests_on_sites(Epoch{1, 1}));  // its own past rests on nothing
+  CHECK(b.sites_floor(0) == 0);  // every tick of A it knows rests on a site
+  CHECK(b.sites_floor(1) == 1);  // none of its own
 
   // A second route to A's tick 1 only (site 2): without site 1, B still knows tick 1.
   VectorClock c;
@@ -104,11 +106,13 @@ TEST_CASE("witness sets: knowledge that came through one site alone rests on it"
   sites.clear();
   b.sites_needed_for(Epoch{0, 2}, sites);
   CHECK(sites == std::vector<SiteId>{1});  // tick 2 only through site 1
+  CHECK(b.sites_floor(0) == 1);  // above tick 1, A's ticks rest on a site
 
   // A route to tick 2 through no site at all: nothing is needed any more, and the join says the
   // clock changed although no value grew (a lazily joined host must be joined again).
   CHECK(b.join(a));
   CHECK_FALSE(b.rests_on_sites(Epoch{0, 2}));
+  CHECK(b.sites_floor(0) == 2);
 
   // Copies carry the sets; clearing drops them.
   VectorClock d;

@@ -45,6 +45,14 @@ void VectorClock::sites_needed_for(Epoch e, std::vector<SiteId>& out) const {
     if (w.timeline == e.timeline && w.without < e.clock) out.push_back(w.site);
 }
 
+ClockValue VectorClock::sites_floor(TimelineId t) const {
+  ClockValue floor = get(t);
+  if (witness_)
+    for (const WitnessEntry& w : *witness_)
+      if (w.timeline == t && w.without < floor) floor = w.without;
+  return floor;
+}
+
 bool VectorClock::rests_on_sites_slow(Epoch e) const {
   for (const WitnessEntry& w : *witness_)
     if (w.timeline == e.timeline && w.without < e.clock) return true;

@@ -73,6 +73,10 @@ class VectorClock {
   // cover `e` at all), appended to `out`.
   void sites_needed_for(Epoch e, std::vector<SiteId>& out) const;
   bool rests_on_sites(Epoch e) const { return witness_ && covers(e) && rests_on_sites_slow(e); }
+  // The value of timeline `t` above which an epoch is left unordered or rests on sites: the
+  // clock's value, or less where a site's entry says so (along a timeline, the epochs that rest on
+  // sites are the covered ones above the lowest `without`).
+  ClockValue sites_floor(TimelineId t) const;
   // Does the operation at `e` happen before (or is it) the point this clock describes?
   bool covers(Epoch e) const { return e.clock <= get(e.timeline); }
   // Does this clock know everything `other` knows (pointwise at least as large)?

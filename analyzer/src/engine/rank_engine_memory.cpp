@@ -134,10 +134,11 @@ void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const Vec
                           : options_.lasting_phantom_ops && options_.lasting_phantom_ops->count({rank_, op.seq})
                               ? Phantom::Lasting
                               : Phantom::Yes;
-  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom);
+  const bool latest_only = phantom != Phantom::No && !(op.flags & kOpInGraph);
+  shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom,
+                 latest_only ? ShadowMemory::Ordered::LatestPerTimeline : ShadowMemory::Ordered::All);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
   if (ordered) {
-    const bool latest_only = phantom != Phantom::No && !(op.flags & kOpInGraph);
     for (const Conflict& c : *ordered)
       latest_only ? gather_latest(op_ordered_, c, b.mode) : gather(op_ordered_, c, b.mode);
   }

@@ -56,11 +56,19 @@ void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool
   for (const OpStamp& r : cell.readers) meet(r, AccessMode::Read);
 }
 
+// A walk notes each pair at the first byte it meets it: the pairs by their lowest byte, and at one
+// byte the writer, then phantoms, then readers. Pairs met through the indexes (in that order) go
+// back to it.
+void in_walk_order(std::vector<Conflict>& pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(), [](const Conflict& a, const Conflict& b) { return a.lo < b.lo; });
+}
+
 }  // namespace
 
 void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
-                          std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
-  if (ordered || phantom != Phantom::No || phantoms_) return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom);
+                          std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom, Ordered scope) {
+  if (ordered || phantom != Phantom::No || phantoms_)
+    return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom, scope);
   // The race check: no phantom to meet, no ordered pair to hand over.
   out.clear();
   const bool is_write = writes(mode);
@@ -83,15 +91,29 @@ void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpSta
 }
 
 void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
-                                   std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom) {
+                                   std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom,
+                                   Ordered scope) {
   out.clear();
   if (ordered) ordered->clear();
   const bool is_write = phantom != Phantom::No || writes(mode);
   const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
+  // A phantom over all memory meets everything kept: the indexes find what matters, before the
+  // phantom is recorded (it replaces some phantoms in `latest`), and the walk only records it.
+  const bool all_memory = phantom != Phantom::No && phantoms_ && spans_every_cell(lo, hi);
+  const bool by_index = all_memory && !walk_for_phantoms_ && (!ordered || scope == Ordered::LatestPerTimeline);
+  if (by_index) {
+    // In a cell's order: the writer, the phantoms, the readers.
+    meet_indexed(writes_, AccessMode::Write, op, now, out, ordered);
+    meet_indexed_phantoms(op, now, meets_phantoms ? PhantomIndex::List::All : PhantomIndex::List::Latest, out,
+                          ordered);
+    meet_indexed(reads_, AccessMode::Read, op, now, out, ordered);
+    in_walk_order(out);
+    if (ordered) in_walk_order(*ordered);
+  }
   OpStamp kept = op;  // a phantom as the cells keep it
   kept.flags |= kOpPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
+    if (!by_index) check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
     if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
       if (!cell.phantoms) cell.phantoms = std::make_unique<Phantoms>();
       Phantoms& ph = *cell.phantoms;
@@ -120,6 +142,82 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
     std::erase_if(cell.readers, [&](const OpStamp& r) { return now.covers(r.epoch); });
     cell.readers.push_back(op);
   });
+  if (!phantoms_) return;
+  if (phantom != Phantom::No) {
+    if (all_memory && phantom == Phantom::Yes) phantom_index_.replaced_in_latest(op);
+    phantom_index_.add(kept, lo, hi);
+  } else {
+    (is_write ? writes_ : reads_).add(op, lo, hi);
+  }
+}
+
+bool ShadowMemory::spans_every_cell(uint64_t lo, uint64_t hi) const {
+  const auto& cells = cells_.cells();
+  return cells.empty() || (lo <= cells.begin()->first && hi >= cells.rbegin()->second.end);
+}
+
+// What the walk over every cell would note of the phantoms kept: each one its clock leaves
+// unordered or orders through sites (phantoms' pairs stay apart: every one), from the first to the
+// last byte where a cell still keeps it in `list`.
+void ShadowMemory::meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list,
+                                         std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+  auto floor = [&](TimelineId t) { return ordered ? now.sites_floor(t) : now.get(t); };
+  auto meet = [&](const OpStamp& p, uint64_t lo, uint64_t hi) {
+    HeldSpan span;
+    if (!phantom_held(p, list, lo, hi, span)) return false;
+    if (!now.covers(p.epoch)) note(out, p, AccessMode::ReadWrite, span.lo, span.hi);
+    else note(*ordered, p, AccessMode::ReadWrite, span.lo, span.hi);  // above the floor: rests on sites
+    return true;
+  };
+  phantom_index_.meet(op, list, floor, meet);
+}
+
+// Where in [lo, hi) a cell keeps phantom `p` in `list`: the first and the last such cell, looked for
+// from either end (a phantom over all memory is usually in the first and the last cell).
+bool ShadowMemory::phantom_held(const OpStamp& p, PhantomIndex::List list, uint64_t lo, uint64_t hi,
+                                HeldSpan& span) const {
+  auto keeps = [&](const ShadowCell& cell) {
+    if (!cell.phantoms) return false;
+    const std::vector<OpStamp>& kept = list == PhantomIndex::List::All ? cell.phantoms->all : cell.phantoms->latest;
+    return std::find(kept.begin(), kept.end(), p) != kept.end();
+  };
+  const auto& cells = cells_.cells();
+  auto first = cells.upper_bound(lo);
+  if (first != cells.begin() && std::prev(first)->second.end > lo) --first;
+  while (first != cells.end() && first->first < hi && !keeps(first->second.value)) ++first;
+  if (first == cells.end() || first->first >= hi) return false;
+  span.add(std::max(first->first, lo), std::min(first->second.end, hi));
+  for (auto last = cells.lower_bound(hi); last != first;) {
+    --last;
+    if (keeps(last->second.value)) {
+      span.add(std::max(last->first, lo), std::min(last->second.end, hi));
+      break;
+    }
+  }
+  return true;
+}
+
+// What the walk over every cell would note of the writers (or readers) kept: every one `now`
+// leaves unordered, and of those it orders through sites, the latest of each timeline (Ordered).
+// Along a timeline the sites an ordered pair rests on only grow (VectorClock::sites_needed_for), so
+// when the latest one kept rests on none, no earlier one does.
+void ShadowMemory::meet_indexed(AccessIndex& index, AccessMode role, const OpStamp& op, const VectorClock& now,
+                                std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+  auto held = [&](const OpStamp& prev, uint64_t lo, uint64_t hi, HeldSpan& span) {
+    cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
+      const bool keeps = role == AccessMode::Write
+                             ? cell.writer == prev
+                             : std::find(cell.readers.begin(), cell.readers.end(), prev) != cell.readers.end();
+      if (keeps) span.add(a, b);
+    });
+  };
+  auto unordered_one = [&](const OpStamp& prev, const HeldSpan& span) {
+    if (!(prev == op)) note(out, prev, role, span.lo, span.hi);
+  };
+  auto covered_one = [&](const OpStamp& prev, const HeldSpan& span) {
+    if (ordered_by_sites(prev, op, now)) note(*ordered, prev, role, span.lo, span.hi);
+  };
+  index.meet(now, ordered != nullptr, held, unordered_one, covered_one);
 }
 
 void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now,

@@ -11,6 +11,8 @@
 #include "clock/vector_clock.h"
 #include "model/op_stamp.h"
 #include "shadow/interval_map.h"
+#include "shadow/access_index.h"
+#include "shadow/phantom_index.h"
 
 namespace streamhaz::analysis {
 
@@ -68,9 +70,15 @@ class ShadowMemory {
   // are appended there (cleared first) the same way.
   // `phantom`: the access of a kernel of unknown footprint (ShadowCell::phantoms), whatever `mode`;
   // a lasting one (a fence) is not replaced by later phantoms of its stream.
+  // `Ordered::LatestPerTimeline`: of the writers and readers `ordered` would get, the caller keeps
+  // only the latest of each timeline (no graph operation's), so the others may be left out; a
+  // phantom over all memory then meets the writers, readers and phantoms kept through their
+  // indexes instead of a walk over every cell (the pairs and their bytes are the walk's).
   enum class Phantom : uint8_t { No, Yes, Lasting };
+  enum class Ordered : uint8_t { All, LatestPerTimeline };
   void access(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
-              std::vector<Conflict>& out, std::vector<Conflict>* ordered = nullptr, Phantom phantom = Phantom::No);
+              std::vector<Conflict>& out, std::vector<Conflict>* ordered = nullptr, Phantom phantom = Phantom::No,
+              Ordered scope = Ordered::All);
   // Checks [lo, hi) like a write by `op` (freeing memory), then forgets its history.
   void release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now, std::vector<Conflict>& out,
                std::vector<Conflict>* ordered = nullptr);
@@ -78,8 +86,11 @@ class ShadowMemory {
   // read (AnalysisOptions::keep_all_readers): more to check at the next write, but which pairs
   // are checked no longer depends on the order.
   void keep_all_readers(bool keep) { keep_all_readers_ = keep; }
-  // Phantoms may occur (the pass's checks): accesses take access_for_pass.
+  // Phantoms may occur (the pass's checks): accesses take access_for_pass and are indexed.
   void expect_phantoms(bool expect) { phantoms_ = expect; }
+  // Phantoms walk every cell for what it keeps instead of asking the indexes (the reference the
+  // indexes are tested against).
+  void walk_for_phantoms(bool walk) { walk_for_phantoms_ = walk; }
   // Forgets the history of [lo, hi) (fresh allocation).
   void forget(uint64_t lo, uint64_t hi) { cells_.erase(lo, hi); }
 
@@ -88,11 +99,22 @@ class ShadowMemory {
 
  private:
   IntervalMap<ShadowCell> cells_;
+  // The pass's writes, reads and phantoms by timeline (only with phantoms_): what a phantom over
+  // all memory meets of them.
+  AccessIndex writes_, reads_;
+  PhantomIndex phantom_index_;
   void access_for_pass(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
-                       std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom);
+                       std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom, Ordered scope);
+  bool spans_every_cell(uint64_t lo, uint64_t hi) const;
+  void meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list,
+                             std::vector<Conflict>& out, std::vector<Conflict>* ordered);
+  void meet_indexed(AccessIndex& index, trace::AccessMode role, const OpStamp& op, const VectorClock& now,
+                    std::vector<Conflict>& out, std::vector<Conflict>* ordered);
+  bool phantom_held(const OpStamp& p, PhantomIndex::List list, uint64_t lo, uint64_t hi, HeldSpan& span) const;
 
   bool keep_all_readers_ = false;
   bool phantoms_ = false;
+  bool walk_for_phantoms_ = false;
 };
 
 }  // namespace streamhaz::analysis
