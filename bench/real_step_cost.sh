@@ -9,6 +9,10 @@
 # (torch_ipg_bucket.py, per-buffer events). PROFILE=1 first runs each job once traced with
 # --self-profile on and prints where the tracer's host time went (streamhaz inspect). Each job
 # first runs WARMUP_RUNS (default 1) untraced and traced pairs that are not counted.
+# AB_RUNS (default 2) runs per job and setting measure in one process instead (--tracer-ab):
+# AB_STEPS steps (default 60), every other one after the warm-up with the tracer paused; the
+# machine's drift between separate runs (20-30 % between neighbouring runs) cancels out there.
+# AB_RUNS=0 skips them; PAIRS=0 skips the separate runs.
 set -u -o pipefail
 build=$(cd "${1:?usage: real_step_cost.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-${OUT:-/tmp}/real_step_cost}
@@ -23,6 +27,12 @@ declare -A job_cmd=(
   [gpt-ddp]="$launch $here/tests/gpu/torch_gpt_train.py --parallel ddp --optim foreach --steps $steps --warmup 2"
   [gpt-fsdp2]="$launch $here/tests/gpu/torch_gpt_train.py --parallel fsdp2 --optim foreach --steps $steps --warmup 2"
   [ipg-bucket]="$launch $here/tests/gpu/torch_ipg_bucket.py --sync event --steps $steps"
+)
+ab_steps=${AB_STEPS:-60}
+declare -A job_ab_cmd=(
+  [gpt-ddp]="$launch $here/tests/gpu/torch_gpt_train.py --parallel ddp --optim foreach --steps $ab_steps --warmup 6 --tracer-ab"
+  [gpt-fsdp2]="$launch $here/tests/gpu/torch_gpt_train.py --parallel fsdp2 --optim foreach --steps $ab_steps --warmup 6 --tracer-ab"
+  [ipg-bucket]="$launch $here/tests/gpu/torch_ipg_bucket.py --sync event --steps $ab_steps --tracer-ab 6"
 )
 # name | how the traced run is made
 settings=(
@@ -55,6 +65,26 @@ for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
   for entry in "${settings[@]}"; do
     name=${entry%%|*}; args=${entry#*|}
     selected "$name" "${SETTINGS:-}" || continue
+    if [[ $args != DISABLE ]]; then
+      ab=$out/$job-$name-ab.txt
+      : > "$ab"
+      for ((r = 1; r <= ${AB_RUNS:-2}; ++r)); do
+        "$shz" run --force $args --out "$out/trace" -- ${job_ab_cmd[$job]} 2>&1 | grep "tracer_ab" | tail -1 >> "$ab"
+      done
+      python3 - "$job" "$name" "$ab" <<'PY'
+import re, statistics, sys
+job, name, path = sys.argv[1:]
+runs = [dict(re.findall(r"(\w+)=([0-9.]+)", line)) for line in open(path)]
+runs = [r for r in runs if "pair_ratio" in r]
+if runs:
+    pick = lambda key: [float(r[key]) for r in runs]
+    print(f"{job:10} {name:14} in one process: ratio {statistics.median(pick('ratio')):.3f} "
+          f"(pair ratio {statistics.median(pick('pair_ratio')):.3f}; per run " + ", ".join(f"{x:.3f}" for x in pick('ratio'))
+          + f"; {int(pick('pairs')[0])} pairs a run); step ms traced {statistics.median(pick('traced_ms')):.2f}, "
+          f"paused {statistics.median(pick('paused_ms')):.2f}")
+PY
+    fi
+    ((pairs > 0)) || continue
     results=$out/$job-$name.txt
     : > "$results"
     for ((p = 1; p <= pairs; ++p)); do

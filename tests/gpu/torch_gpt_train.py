@@ -22,6 +22,8 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
+from tracer_ab import tracer_ab_line, tracer_pause
+
 
 class Block(nn.Module):
     def __init__(self, d, heads):
@@ -71,7 +73,11 @@ def main():
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--vocab", type=int, default=50257)
+    p.add_argument("--tracer-ab", action="store_true",
+                   help="under streamhaz run: after the warm-up, pause the tracer on every other step "
+                        "and print the traced and paused steps' medians (bench/real_step_cost.sh)")
     a = p.parse_args()
+    pause = tracer_pause() if a.tracer_ab else None
 
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
@@ -90,8 +96,11 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **kinds[a.optim])
     gen = torch.Generator(device="cuda").manual_seed(1 + rank)
 
-    times, host_times, loss = [], [], None
+    times, paused_times, host_times, loss = [], [], [], None
     for step in range(a.steps):
+        paused = pause is not None and step >= a.warmup and (step - a.warmup) % 2 == 1
+        if pause is not None:
+            pause(paused)  # outside the timed part: switching costs CUPTI calls
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         torch.cuda.nvtx.range_push("step")
@@ -106,7 +115,7 @@ def main():
         issued = time.perf_counter()  # the host's part: a step whose host_ms is near step_ms is host-bound
         torch.cuda.synchronize()
         if step >= a.warmup:
-            times.append((time.perf_counter() - t0) * 1e3)
+            (paused_times if paused else times).append((time.perf_counter() - t0) * 1e3)
             host_times.append((issued - t0) * 1e3)
     if rank == 0:
         med = statistics.median(times) if times else float("nan")
@@ -114,6 +123,8 @@ def main():
         print(f"torch_gpt_train: parallel={a.parallel} optim={a.optim} ranks={dist.get_world_size()} "
               f"steps={a.steps} step_ms={med:.3f} host_ms={host_med:.3f} loss={loss.item():.4f}")
         print("torch_gpt_train: step_ms_each=" + ",".join(f"{t:.2f}" for t in times))
+        if pause is not None:
+            print(tracer_ab_line("torch_gpt_train", times, paused_times))
     dist.destroy_process_group()
 
 

@@ -30,6 +30,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from tracer_ab import tracer_ab_line, tracer_pause
+
 
 def tracer_hook(name):
     """The streamhaz tracer's naming function, when it is loaded (streamhaz run); else None."""
@@ -58,7 +60,11 @@ def main():
     p.add_argument("--comm-delay-ms", type=float, default=0.0)
     p.add_argument("--no-names", action="store_true")
     p.add_argument("--reused-segment", action="store_true")
+    p.add_argument("--tracer-ab", type=int, default=0, metavar="WARMUP",
+                   help="under streamhaz run: after WARMUP steps, pause the tracer on every other step and "
+                        "print the traced and paused steps' medians (bench/real_step_cost.sh)")
     a = p.parse_args()
+    pause = tracer_pause() if a.tracer_ab else None
     global name_buffer, name_stream
     if a.no_names:
         name_buffer = name_stream = None
@@ -88,8 +94,11 @@ def main():
     sleep_cycles = int(a.comm_delay_ms * 1.9e6)  # H200 ~1.9 GHz
 
     corrupted = 0
-    step_ms = []
+    step_ms, traced_ms, paused_ms = [], [], []
     for step in range(a.steps):
+        paused = pause is not None and step >= a.tracer_ab and (step - a.tracer_ab) % 2 == 1
+        if pause is not None:
+            pause(paused)  # outside the timed part: switching costs CUPTI calls
         started = time.perf_counter()
         index, offset, flushed = 0, 0, 0
         for layer in reversed(range(a.layers)):
@@ -125,6 +134,8 @@ def main():
             expected.append(full[rank * part:(rank + 1) * part])
         corrupted += int((partition != torch.cat(expected)).sum().item())  # synchronises
         step_ms.append((time.perf_counter() - started) * 1e3)
+        if pause is not None and step >= a.tracer_ab:
+            (paused_ms if paused else traced_ms).append(step_ms[-1])
     torch.cuda.synchronize()
     total = torch.tensor([corrupted], device="cuda")
     dist.all_reduce(total)
@@ -132,6 +143,8 @@ def main():
         print(f"torch_ipg_bucket: sync={a.sync} ranks={world} steps={a.steps} "
               f"corrupted_elements_all_ranks={int(total.item())} "
               f"step_ms={statistics.median(step_ms[1:] or step_ms):.3f}")
+        if pause is not None:
+            print(tracer_ab_line("torch_ipg_bucket", traced_ms, paused_ms))
     dist.destroy_process_group()
 
 

@@ -83,6 +83,14 @@ bool unsubscribe_callbacks() {
   return true;
 }
 
+bool enable_driver_callbacks(bool on) {
+  if (!subscriber) return false;
+  bool all = true;
+  for (const DriverCall& call : traced_driver_calls())
+    all &= cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, call.cbid) == CUPTI_SUCCESS;
+  return all;
+}
+
 bool subscribe_callbacks(std::string& why_not) {
   // CUPTI's own entry point: the name cuptiSubscribe is the tracer's hand-off (cupti_handoff.h).
   CUptiResult r = cupti_subscribe(&subscriber, on_callback, nullptr);

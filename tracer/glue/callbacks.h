@@ -11,5 +11,8 @@ bool subscribe_callbacks(std::string& why_not);
 // Gives CUPTI back (cupti_handoff.cpp: another client asked for it); false when not subscribed.
 bool unsubscribe_callbacks();
 bool holds_cupti();
+// Switches the driver API callbacks off and on again, for a paused tracer (pause_exports.cpp);
+// false when not subscribed or CUPTI refused one of them.
+bool enable_driver_callbacks(bool on);
 
 }  // namespace streamhaz::tracer::glue

@@ -32,7 +32,7 @@ void step_aside(const std::string& client) {
   static std::mutex mu;
   std::lock_guard lock(mu);
   TracerState& s = state();
-  if (!s.recording.load() || !s.session) return;
+  if ((!s.recording.load() && !s.paused.load()) || !s.session) return;
   if (!holds_cupti()) return;  // the exact tier never subscribed: nothing to give back
   give_up_activity();  // the GPU times CUPTI still holds for operations already recorded
   unsubscribe_callbacks();
@@ -40,6 +40,7 @@ void step_aside(const std::string& client) {
                                    "torch.profiler); the tracer gave it up";
   const uint64_t from = s.session->recorder().stop_observing(why);
   s.recording.store(false);
+  s.paused.store(false);
   s.given_up.store(true);
   s.session->close();
   warn(why + ": calls from #" + std::to_string(from) +

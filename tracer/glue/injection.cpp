@@ -24,7 +24,7 @@ struct sigaction previous_term, previous_int;
 
 void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   TracerState& s = state();
-  if (s.recording.load()) s.session->flush_from_signal();
+  if (s.recording.load() || s.paused.load()) s.session->flush_from_signal();
   const struct sigaction& prev = sig == SIGTERM ? previous_term : previous_int;
   if (prev.sa_flags & SA_SIGINFO) {
     if (prev.sa_sigaction) prev.sa_sigaction(sig, info, context);
@@ -53,13 +53,15 @@ void on_fork_child() {
   // The child shares the parent's file: it must never write to it.
   TracerState& s = state();
   s.recording.store(false);
+  s.paused.store(false);
   s.given_up.store(true);
   if (s.session) s.session->forget_after_fork();
 }
 
 void on_exit() {
   TracerState& s = state();
-  if (!s.recording.load()) return;
+  if (!s.recording.load() && !s.paused.load()) return;
+  s.paused.store(false);
   if (s.footprints != Footprints::Exact) {  // exact mode never subscribed CUPTI
     stop_activity_sampler();
     flush_activity();  // the timings still in CUPTI's buffers

@@ -16,6 +16,9 @@ namespace streamhaz::tracer::glue {
 struct TracerState {
   std::atomic<bool> recording{false};  // CUPTI subscribed, process not forked, not closed
   std::atomic<bool> given_up{false};   // CUPTI refused us: stay out of the way
+  // streamhaz_tracer_pause(1) (pause_exports.cpp): recording is false meanwhile, but the session
+  // is still the tracer's to flush and close.
+  std::atomic<bool> paused{false};
   Footprints footprints = Footprints::Pointer;
   TimingPolicy gpu_times;  // when CUPTI activity is on (STREAMHAZ_GPU_TIMES)
   Session* session = nullptr;
