@@ -15,18 +15,18 @@ using FirstBytes = std::map<Pair, uint64_t>;
 // What one check of a variant hands over: every pair ordered only through sites, once per site
 // (and group) and check, with its first conflicting byte.
 struct OrderedBySite {
-  SiteId site;
   Pair pair;
   uint64_t first_byte;
+  SiteId site;
   bool operator<(const OrderedBySite& o) const {
-    return std::tie(site, pair, first_byte) < std::tie(o.site, o.pair, o.first_byte);
+    return std::tie(pair, first_byte, site) < std::tie(o.pair, o.first_byte, o.site);
   }
 };
 
 // One check of a variant by witness sets: its unordered pairs, and the pairs ordered only through
-// each site. Sorted by site and pair, each site's pairs then go into its set in order; a pair
-// another check of the same two operations leaves unordered (a graph launched twice) is not the
-// site's: removing it would find that pair unordered already.
+// each site. One sort by pair: each pair's lowest byte comes first, and each site's pairs are
+// appended in order. A pair another check of the same two operations leaves unordered (a graph
+// launched twice) is not the site's: removing it would find that pair unordered already.
 void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, const SiteIds& ids, PairSet& base,
                    const std::function<SiteProtection&(SiteId)>& protection_of, bool real, FirstBytes& first_byte) {
   std::vector<OrderedBySite> found;
@@ -36,31 +36,33 @@ void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, co
   o.sync_sites = &ids.instances;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { unordered.emplace_back(rank, a, b); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
-    for (const SiteId s : sites) found.push_back({s, {rank, a, b}, lo});
+    for (const SiteId s : sites) found.push_back({{rank, a, b}, lo, s});
   };
   analyze_records(run, o);
   base = PairSet(std::move(unordered));
-  // Each site's pairs come out of the sort in order, each pair first with its lowest byte.
   std::sort(found.begin(), found.end());
-  std::vector<std::pair<Pair, uint64_t>> bytes;  // of the pairs kept, for every site
+  std::vector<std::vector<Pair>> of_site(ids.replaceable + 1);  // by site id; the group's is last
   for (size_t i = 0; i < found.size();) {
-    const SiteId site = found[i].site;
-    std::vector<Pair> pairs;
-    for (; i < found.size() && found[i].site == site; ++i)
-      if ((pairs.empty() || pairs.back() != found[i].pair) && !base.contains(found[i].pair)) {
-        pairs.push_back(found[i].pair);
-        bytes.emplace_back(found[i].pair, found[i].first_byte);
+    const Pair& pair = found[i].pair;
+    size_t end = i;
+    while (end < found.size() && found[end].pair == pair) ++end;
+    if (!base.contains(pair)) {
+      // First bytes once per pair: the lowest of any site (the first of the pair's run).
+      first_byte.try_emplace(pair, found[i].first_byte);
+      for (size_t k = i; k < end; ++k) {
+        std::vector<Pair>& pairs = of_site[found[k].site];
+        if (pairs.empty() || pairs.back() != pair) pairs.push_back(pair);
       }
-    if (pairs.empty()) continue;
-    SiteProtection& sp = protection_of(site);
-    PairSet of_site(std::move(pairs));
-    if (real) sp.real.merge(of_site);
-    sp.all.merge(of_site);
+    }
+    i = end;
   }
-  // First bytes once per pair: the lowest of any site.
-  std::sort(bytes.begin(), bytes.end());
-  for (size_t i = 0; i < bytes.size(); ++i)
-    if (!i || bytes[i].first != bytes[i - 1].first) first_byte.try_emplace(bytes[i].first, bytes[i].second);
+  for (SiteId site = 1; site < of_site.size(); ++site) {
+    if (of_site[site].empty()) continue;
+    SiteProtection& sp = protection_of(site);
+    PairSet pairs(std::move(of_site[site]));
+    if (real) sp.real.merge(pairs);
+    sp.all.merge(pairs);
+  }
 }
 
 }  // namespace
