@@ -1,7 +1,10 @@
 // `streamhaz inspect TRACE...`: what a trace holds (header, counts per rank, stream and kind).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <tuple>
+#include <vector>
 
 #include "commands.h"
 #include "streamhaz/trace/printable.h"
@@ -33,6 +36,49 @@ template <class R> uint64_t count_of(const TraceStats& s) { return s.by_kind[tra
 uint64_t count_field(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+// The traced driver calls by CUPTI callbacks (entry and exit each), with the time the tracer spent
+// in them: what the per-call floor of its cost is made of. Overall (most callbacks first), then
+// per training step after the warm-up (most time first), where first-use costs do not count.
+void print_driver_calls(const nlohmann::json& header, uint64_t steps, std::ostream& out) {
+  auto calls = header.find("driver_calls");
+  if (calls == header.end() || !calls->is_object()) return;
+  struct Row {
+    std::string name;
+    uint64_t callbacks, ns, step_callbacks = 0, step_ns = 0;
+  };
+  std::vector<Row> rows;
+  for (auto c = calls->begin(); c != calls->end(); ++c) {
+    if (!c->is_array() || c->size() < 2 ||
+        !std::all_of(c->begin(), c->end(), [](const nlohmann::json& v) { return v.is_number_unsigned(); }))
+      continue;
+    Row r{c.key(), (*c)[0].get<uint64_t>(), (*c)[1].get<uint64_t>()};
+    if (c->size() >= 4) r.step_callbacks = (*c)[2].get<uint64_t>(), r.step_ns = (*c)[3].get<uint64_t>();
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) return;
+  constexpr size_t kShown = 12;
+  auto listed = [&](auto&& text) {
+    std::string line;
+    for (size_t i = 0; i < rows.size() && i < kShown; ++i) line += (i ? ", " : "") + text(rows[i]);
+    if (rows.size() > kShown) line += fmt::format(" and {} more", rows.size() - kShown);
+    return line;
+  };
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.callbacks > b.callbacks; });
+  out << "    driver calls by callbacks (entry and exit each, with the time in the tracer): "
+      << listed([](const Row& r) {
+           return fmt::format("{} {} x {:.1f} ms", trace::printable(r.name), r.callbacks, double(r.ns) / 1e6);
+         })
+      << "\n";
+  if (!steps) return;
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.step_ns > b.step_ns; });
+  out << "    the same per step after the first two: "
+      << listed([&](const Row& r) {
+           return fmt::format("{} {} x {:.1f} us", trace::printable(r.name), r.step_callbacks / steps,
+                              double(r.step_ns) / 1e3 / double(steps));
+         })
+      << "\n";
 }
 
 // The tracer's own time by phase, from a trace recorded with STREAMHAZ_SELF_PROFILE=1.
@@ -72,6 +118,7 @@ void print_tracer_profile(const TraceStats& s, std::ostream& out) {
                          count_field(*f, "plumbing_unknown"), count_field(*f, "plumbing_varies"),
                          count_field(*f, "unknown"), count_field(*f, "varies"), count_field(*f, "off_stack"));
   }
+  print_driver_calls(s.header, steps, out);
   if (auto threads = profile.find("threads"); threads != profile.end() && threads->is_array())
     for (const nlohmann::json& t : *threads) {
       if (!t.is_object()) continue;

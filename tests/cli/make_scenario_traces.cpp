@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
                                             {"unknown", 3},
                                             {"varies", 4},
                                             {"off_stack", 0}}}});
+    r.set_header_field("driver_calls", {{"cuLaunchKernel", {400, 900000, 200, 400000}},
+                                        {"cuEventQuery", {600, 300000, 500, 250000}},
+                                        {"cuMemcpyAsync", {20, 50000}}});
     const StreamId latin1 = r.stream("caf\xe9 stream");
     const uint64_t buf = r.alloc(64, "buf");
     r.kernel(latin1, "writer\xff", {writes(buf, 64)});

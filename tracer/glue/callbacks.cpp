@@ -2,6 +2,8 @@
 
 #include <cupti.h>
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -42,6 +44,37 @@ bool records_now(CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   return (call->site == CallSite::Entry) == (cb.callbackSite == CUPTI_API_ENTER);
 }
 
+// --self-profile's callbacks and time per driver call: which calls the floor of the tracer's
+// cost is made of (both CUPTI sites of every enabled call come here, recorded or not).
+struct CallCount {
+  std::atomic<uint64_t> callbacks{0}, ns{0};
+  std::atomic<uint64_t> step_callbacks{0}, step_ns{0};  // inside training steps after the warm-up
+};
+std::array<CallCount, CUPTI_DRIVER_TRACE_CBID_SIZE> call_counts;
+
+class CountedCall {
+ public:
+  explicit CountedCall(CUpti_CallbackId cbid)
+      : cbid_(cbid), start_(self_profiling() && cbid < call_counts.size() ? profile_clock_ns() : 0) {}
+  ~CountedCall() {
+    if (!start_) return;
+    CallCount& c = call_counts[cbid_];
+    const uint64_t ns = profile_clock_ns() - start_;
+    c.callbacks.fetch_add(1, std::memory_order_relaxed);
+    c.ns.fetch_add(ns, std::memory_order_relaxed);
+    if (profile_in_step()) {
+      c.step_callbacks.fetch_add(1, std::memory_order_relaxed);
+      c.step_ns.fetch_add(ns, std::memory_order_relaxed);
+    }
+  }
+  CountedCall(const CountedCall&) = delete;
+  CountedCall& operator=(const CountedCall&) = delete;
+
+ private:
+  CUpti_CallbackId cbid_;
+  uint64_t start_;
+};
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) gather_header_facts();
@@ -50,6 +83,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   Recorder* rec = active_recorder();
   if (!rec) return;
+  CountedCall counted(cbid);
   PhaseTimer timer(Phase::DriverCallback);
   // Made once settings are read (a recorder exists only after that).
   static CudaDriverFacts facts(state().footprints != Footprints::Api);
@@ -81,6 +115,19 @@ bool unsubscribe_callbacks() {
   cuptiUnsubscribe(subscriber);
   subscriber = nullptr;
   return true;
+}
+
+nlohmann::json driver_call_profile() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const DriverCall& call : traced_driver_calls()) {
+    if (call.cbid >= call_counts.size()) continue;
+    const CallCount& c = call_counts[call.cbid];
+    const uint64_t n = c.callbacks.load(std::memory_order_relaxed);
+    if (n)
+      out[call.name] = {n, c.ns.load(std::memory_order_relaxed), c.step_callbacks.load(std::memory_order_relaxed),
+                        c.step_ns.load(std::memory_order_relaxed)};
+  }
+  return out;
 }
 
 bool enable_driver_callbacks(bool on) {

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace streamhaz::tracer::glue {
 
 // Subscribes and enables the driver API calls the trace needs. False (with the reason) when
@@ -14,5 +16,9 @@ bool holds_cupti();
 // Switches the driver API callbacks off and on again, for a paused tracer (pause_exports.cpp);
 // false when not subscribed or CUPTI refused one of them.
 bool enable_driver_callbacks(bool on);
+// With --self-profile on: the callbacks (entries and exits) each traced driver call received and
+// the time spent in them, overall and inside training steps after the warm-up,
+// {"cuLaunchKernel": [callbacks, ns, step_callbacks, step_ns], ...}; calls never made left out.
+nlohmann::json driver_call_profile();
 
 }  // namespace streamhaz::tracer::glue

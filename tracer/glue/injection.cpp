@@ -79,6 +79,7 @@ void on_exit() {
                                                                               {"varies", u.failed_varies},
                                                                               {"off_stack", u.failed_off_stack}}}}}}
                                    .dump());
+    s.session->recorder().meta(nlohmann::json{{"driver_calls", driver_call_profile()}}.dump());
   }
   s.recording.store(false);
   s.session->close();

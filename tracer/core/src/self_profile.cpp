@@ -76,6 +76,8 @@ void profile_step_began(int index) {
 
 void profile_step_ended() { in_step.store(false, std::memory_order_relaxed); }
 
+bool profile_in_step() { return in_step.load(std::memory_order_relaxed); }
+
 uint64_t profile_clock_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -51,6 +51,8 @@ void enable_self_profile(bool on);
 inline constexpr int kProfileWarmupSteps = 2;
 void profile_step_began(int index);
 void profile_step_ended();
+// Whether a training step after the warm-up is under way (for counters kept elsewhere).
+bool profile_in_step();
 
 uint64_t profile_clock_ns();
 // Adds to the calling thread's counters (made on its first use).
