@@ -255,6 +255,12 @@ class RankEngine {
   std::unordered_map<trace::StringId, std::string> strings_;
   std::vector<StreamState> streams_;
   std::vector<uint32_t> slot_by_id_;  // stream id (< kDirectStreamIds) -> slot + 1, 0: not seen
+  // Slots of the blocking streams, which the legacy stream's barriers join: most streams of a
+  // PyTorch process are non-blocking (a DeepSpeed trace has 133, one blocking). Rebuilt when a
+  // stream is added or re-created.
+  std::vector<uint32_t> blocking_slots_;
+  bool blocking_slots_stale_ = true;
+  const std::vector<uint32_t>& blocking_slots();
   std::unordered_map<trace::StreamId, uint32_t> slot_by_large_id_;  // the other ids -> slot + 1
   // Events likewise: the tracer numbers them densely from 0, so small ids index a vector (one
   // cache line per event with its clock inline, where a hash map costs a bucket and a node).

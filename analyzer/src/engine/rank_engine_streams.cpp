@@ -11,6 +11,7 @@ uint32_t RankEngine::new_slot(trace::StreamId id, uint32_t device, uint32_t flag
   s.device = device;
   s.flags = flags;
   streams_.push_back(std::move(s));
+  blocking_slots_stale_ = true;
   const auto slot = static_cast<uint32_t>(streams_.size() - 1);
   if (by_id && id < kDirectStreamIds) {
     if (id >= slot_by_id_.size()) slot_by_id_.resize(id + 1, 0);
@@ -73,6 +74,16 @@ bool RankEngine::barrier_skipped() const {
   return op && options_.skip_syncs->count({rank_, op->seq});
 }
 
+const std::vector<uint32_t>& RankEngine::blocking_slots() {
+  if (blocking_slots_stale_) {
+    blocking_slots_.clear();
+    for (uint32_t i = 0; i < streams_.size(); ++i)
+      if (streams_[i].blocking()) blocking_slots_.push_back(i);
+    blocking_slots_stale_ = false;
+  }
+  return blocking_slots_;
+}
+
 Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
   StreamState& s = streams_[slot];
   sync_with_host(s);
@@ -86,8 +97,8 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
                                      : EdgeSites{};
   // The legacy default stream waits for all blocking streams of its device...
   if (barrier)
-    for (const StreamState& b : streams_)
-      if (b.blocking() && b.device == s.device) s.clock.join_via(b.clock, barrier_site);
+    for (const uint32_t b : blocking_slots())
+      if (streams_[b].device == s.device) s.clock.join_via(streams_[b].clock, barrier_site);
   Epoch e{s.timeline, s.clock.get(s.timeline)};
   if (tick) e = s.clock.tick(s.timeline);
   if (tick && checking_order() && current_) [[unlikely]] {
@@ -98,8 +109,8 @@ Epoch RankEngine::enqueue(uint32_t slot, bool tick) {
   // ...and work issued later on any blocking stream waits for it (at that stream's next
   // command, not before: cudaStreamSynchronize of a blocking stream does not wait for it).
   if (barrier)
-    for (StreamState& b : streams_)
-      if (b.blocking() && b.device == s.device) b.legacy_pending.join_via(s.clock, barrier_site);
+    for (const uint32_t b : blocking_slots())
+      if (streams_[b].device == s.device) streams_[b].legacy_pending.join_via(s.clock, barrier_site);
   return e;
 }
 
@@ -142,6 +153,7 @@ void RankEngine::on(const trace::StreamCreate& r) {
   if (StreamState* s = known_stream(r.stream)) {
     s->device = r.device;
     s->flags = r.flags;
+    blocking_slots_stale_ = true;
     return;
   }
   new_slot(r.stream, r.device, r.flags, true);
