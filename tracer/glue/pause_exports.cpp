@@ -3,6 +3,7 @@
 // process"): on the GPU machine, separate runs drift apart by more than the cost measured.
 // While paused, CUPTI's driver callbacks are off and NCCL calls pass straight through; the
 // trace says that it did not see the whole run, so check reports it as observed only in part.
+// A process that exits paused also leaves out the GPU times still in CUPTI's buffers then.
 #include <mutex>
 
 #include <nlohmann/json.hpp>

@@ -266,19 +266,23 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
     // Added waits of this rank, by the operation they follow / precede.
     std::map<uint64_t, std::vector<trace::EventId>> record_after;
     std::map<uint64_t, std::vector<trace::EventId>> wait_before;
-    std::map<uint64_t, trace::StreamId> stream_of;
+    // Which of the operations the waits name this rank has, and the first free event id: one
+    // scan, and none for a rank without added waits (the pass replays drops alone once per site).
+    std::set<uint64_t> named, present;
+    for (const AddedWait* a : adds) named.insert({a->after_seq, a->before_seq});
     trace::EventId next_event = 1;
-    for (const trace::Record& r : in.records) {
-      if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
-      if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
-      if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
-      if (const trace::OpCommon* op = trace::op_common(r)) stream_of[op->seq] = op->stream;
-    }
+    if (!adds.empty())
+      for (const trace::Record& r : in.records) {
+        if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
+        if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
+        if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
+        if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) present.insert(op->seq);
+      }
     for (const AddedWait* ap : adds) {
       const AddedWait& a = *ap;
-      if (!stream_of.count(a.after_seq) || !stream_of.count(a.before_seq))
+      if (!present.count(a.after_seq) || !present.count(a.before_seq))
         throw WhatIfError(fmt::format("add-wait: rank {} has no operation with seq {}", a.rank,
-                                      stream_of.count(a.after_seq) ? a.before_seq : a.after_seq));
+                                      present.count(a.after_seq) ? a.before_seq : a.after_seq));
       const trace::EventId e = next_event++;
       record_after[a.after_seq].push_back(e);
       wait_before[a.before_seq].push_back(e);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/analysis/nvtx_path.h"
@@ -34,7 +35,11 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
     std::unordered_map<uint64_t, std::vector<uint64_t>> earlier_of;  // b -> a's
     // The rank's pairs only (pairs are sorted by rank): every rank looking at every pair would
     // cost ranks x pairs.
-    for (const auto& [rank, a, b] : pairs.of_rank(rr.rank)) earlier_of[b].push_back(a);
+    std::unordered_set<uint64_t> earlier;  // the only operations whose clocks are looked up
+    for (const auto& [rank, a, b] : pairs.of_rank(rr.rank)) {
+      earlier_of[b].push_back(a);
+      earlier.insert(a);
+    }
     if (earlier_of.empty()) continue;
     std::unordered_map<trace::StreamId, size_t> index;
     std::vector<Clock> clocks;
@@ -73,7 +78,7 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
         Clock& c = clocks[y];
         if (c.size() <= y) c.resize(y + 1, 0);
         ++c[y];
-        ops[op->seq] = OpAt{y, c[y], c};
+        if (earlier.count(op->seq)) ops[op->seq] = OpAt{y, c[y], c};
         continue;
       }
       const bool kind = sync_kind(r).has_value();
