@@ -100,6 +100,9 @@ cli_check("what-if: a stream no operation is on is refused" 2 --contains "no ope
   -- ${replay} ${scenarios}/clean --what-if "scale stream=nosuch factor=2")
 cli_check("what-if: add-wait on a rank the run does not have is refused" 2 --contains "the run has no rank 3"
   -- ${replay} ${scenarios}/clean --what-if "add-wait rank=3 after=1 before=2")
+cli_check("what-if: add-wait naming an operation its rank does not have is refused" 2
+  --contains "add-wait: rank 0 has no operation with seq 999999"
+  -- ${replay} ${scenarios}/clean --what-if "add-wait rank=0 after=6 before=999999")
 
 # --minimal-sync needs the over-synchronisation pass that --no-sync skips.
 cli_check("check --minimal-sync with --no-sync is refused" 2 --contains "excludes"
