@@ -12,7 +12,8 @@
 # AB_RUNS (default 2) runs per job and setting measure in one process instead (--tracer-ab):
 # AB_STEPS steps (default 60), every other one after the warm-up with the tracer paused; the
 # machine's drift between separate runs (20-30 % between neighbouring runs) cancels out there.
-# AB_RUNS=0 skips them; PAIRS=0 skips the separate runs.
+# AB_RUNS=0 skips them; PAIRS=0 skips the separate runs. TRACER_AB_LEVELS=0,2 (or 2,1) in the
+# environment splits the in-process ratio into the tracer's own work (or CUPTI's dispatch alone).
 set -u -o pipefail
 build=$(cd "${1:?usage: real_step_cost.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-${OUT:-/tmp}/real_step_cost}
