@@ -109,8 +109,11 @@ int64_t median(std::vector<int64_t> v) {
 }  // namespace
 
 struct Replayer::Impl {
+  explicit Impl(std::vector<RankRecords>&& copy) : owned(std::move(copy)), run(owned) {}
+  explicit Impl(const std::vector<RankRecords>* borrowed) : run(*borrowed) {}
   ReplayOptions options;
-  std::vector<RankRecords> run;
+  std::vector<RankRecords> owned;  // empty when borrowed
+  const std::vector<RankRecords>& run;
   std::vector<RankInfo> ranks;
   std::map<CollectiveKey, int64_t> last_start;  // measured: latest start of a collective over its ranks
   int64_t t0 = 0;
@@ -597,9 +600,15 @@ void Replayer::Impl::fit() {
                                 options.step_range, step_time));
 }
 
-Replayer::Replayer(const std::vector<RankRecords>& run, ReplayOptions options) : impl_(std::make_unique<Impl>()) {
+Replayer::Replayer(const std::vector<RankRecords>& run, ReplayOptions options)
+    : impl_(std::make_unique<Impl>(std::vector<RankRecords>(run))) {
   impl_->options = std::move(options);
-  impl_->run = run;
+  impl_->scan();
+  impl_->fit();
+}
+
+Replayer::Replayer(const std::vector<RankRecords>* run, ReplayOptions options) : impl_(std::make_unique<Impl>(run)) {
+  impl_->options = std::move(options);
   impl_->scan();
   impl_->fit();
 }

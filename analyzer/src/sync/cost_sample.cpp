@@ -53,7 +53,7 @@ CostSample::CostSample(const CostRun& window, const std::string& step_range, con
   run_ = sample_steps(*window.run, step_range, kCostSampleSteps);
   if (run_.empty()) return;
   try {
-    replay_ = std::make_unique<Replayer>(run_, options);
+    replay_ = std::make_unique<Replayer>(&run_, options);
   } catch (const WhatIfError&) {
     return;  // no GPU times in the sample's steps: the window's replay serves
   }

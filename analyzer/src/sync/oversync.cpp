@@ -142,7 +142,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   ReplayOptions measure = opt.replay;
   measure.first_step_warmup = false;  // the judged steps come after the warm-up
   try {
-    replay = std::make_unique<Replayer>(run, measure);
+    replay = std::make_unique<Replayer>(&run, measure);
   } catch (const WhatIfError& e) {
     rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
   }

@@ -11,7 +11,7 @@ namespace streamhaz::analysis {
 
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows) {
   RunVariants v;
-  v.real = run;
+  v.real_ = &run;
   std::vector<RankRecords>& all = v.touch.emplace_back(run.size());
   for (size_t ri = 0; ri < run.size(); ++ri) {
     const RankRecords& in = run[ri];
@@ -87,7 +87,7 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
     // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
     return unordered_pairs(apply_edits(run, *w), v, first_byte, &skip);
   };
-  p.real = pairs_of(v.real);
+  p.real = pairs_of(v.real());
   for (const auto& run : v.touch) p.touch.push_back(pairs_of(run));
   return p;
 }
@@ -136,7 +136,7 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
   std::vector<Pair> left;
   // The first touch-all variant holds every operation the pairs may name (fences included);
   // the variants' clocks are all the same.
-  const std::vector<RankRecords>& run = v.touch.empty() ? v.real : v.touch.front();
+  const std::vector<RankRecords>& run = v.touch.empty() ? v.real() : v.touch.front();
   const auto skip = v.left_out(w.drop);
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = &skip;

@@ -25,7 +25,10 @@ namespace streamhaz::analysis {
 enum class PassOrder : uint8_t { Local, Global };
 
 struct RunVariants {
-  std::vector<RankRecords> real;
+  // The run as traced: make_variants' argument, which must outlive the variants (not a copy:
+  // on a run of many ranks the records are most of the pass's memory).
+  const std::vector<RankRecords>& real() const { return *real_; }
+  const std::vector<RankRecords>* real_ = nullptr;
   // The run in which every kernel without footprint (or with only pointer-tier accesses) and
   // every fence accesses all memory, as a phantom (AnalysisOptions::phantom_ops): it conflicts
   // with every earlier and later access, as a write would, and hides none, since it may leave
@@ -54,6 +57,8 @@ struct RunVariants {
 // out a stream's earlier work, standing for it likewise.
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
                           const std::vector<struct JudgedWindow>* windows = nullptr);
+RunVariants make_variants(std::vector<RankRecords>&& run, bool fences,
+                          const std::vector<struct JudgedWindow>* windows = nullptr) = delete;  // would dangle
 
 
 // The check options every check of the pass uses (a run of `v`).

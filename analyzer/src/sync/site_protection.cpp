@@ -91,7 +91,7 @@ Protection protection_by_witness(const RunVariants& v, const SiteIds& ids) {
   const std::function<SiteProtection&(SiteId)> protection_of = [&](SiteId s) -> SiteProtection& {
     return s == ids.replaceable ? p.replaceable : p.sites[s - 1];
   };
-  witness_check(v.real, v, ids, p.base.real, protection_of, true, p.first_byte);
+  witness_check(v.real(), v, ids, p.base.real, protection_of, true, p.first_byte);
   for (const auto& variant : v.touch)
     witness_check(variant, v, ids, p.base.touch.emplace_back(), protection_of, false, p.first_byte);
   return p;
@@ -115,7 +115,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
     const auto drop = instances_of(lo, hi);
     const auto skip = v.left_out(drop);
     // Pairs with known footprints first: a set that orders some is split without the rest.
-    PairSet real = unordered_pairs(v.real, v, &p.first_byte, &skip).minus(p.base.real);
+    PairSet real = unordered_pairs(v.real(), v, &p.first_byte, &skip).minus(p.base.real);
     if (!real.empty() && hi - lo > 1) {
       judge(lo, lo + (hi - lo) / 2);
       judge(lo + (hi - lo) / 2, hi);
@@ -140,7 +140,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   for (const auto& [instance, site] : ids.instances)
     if (site.group) group.insert(instance);
   const auto skip = v.left_out(group);
-  p.replaceable.real = unordered_pairs(v.real, v, &p.first_byte, &skip).minus(p.base.real);
+  p.replaceable.real = unordered_pairs(v.real(), v, &p.first_byte, &skip).minus(p.base.real);
   p.replaceable.all = p.replaceable.real;
   for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
     p.replaceable.all.merge(unordered_pairs(v.touch[i], v, &p.first_byte, &skip).minus(p.base.touch[i]));
@@ -148,7 +148,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
 }
 
 PairSet ordered_only_through_other_ranks(const RunVariants& v, const VariantPairs& local_base) {
-  if (v.real.size() < 2) return {};
+  if (v.real().size() < 2) return {};
   // Only pairs the ranks' own order leaves unordered can be ordered through other ranks: one
   // order-only check of them with the order collectives carry.
   PairSet local = local_base.real;

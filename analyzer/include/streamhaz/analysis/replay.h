@@ -166,6 +166,8 @@ class Replayer {
  public:
   // Fits the model to `run` (the unedited trace). Throws WhatIfError if it holds no GPU times.
   Replayer(const std::vector<RankRecords>& run, ReplayOptions options = {});
+  // The same without a copy of the records: `*run` must outlive the replayer.
+  Replayer(const std::vector<RankRecords>* run, ReplayOptions options = {});
   ~Replayer();
 
   // The schedule of the captured run as measured (untimed operations estimated).
