@@ -38,6 +38,26 @@ TEST_CASE("replay: one stream replays exactly, and a scaled stream doubles its k
   CHECK(step_with(replay, records, "scale kernel=x* factor=2") == 30 * us);  // matches no kernel
 }
 
+TEST_CASE("replay: a replayer borrowing the run replays what one with its own copy replays", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const EventId e = r0.event();
+  r0.kernel(r, "B", {}, 100);
+  r0.record(e, r);
+  r0.kernel(c, "A", {}, 10);
+  r0.wait(c, e);
+  r0.kernel(c, "D", {}, 10);
+  const auto records = load(run);
+  const Replayer copied(records), borrowed(&records);
+  CHECK(&borrowed.records() == &records);  // no copy
+  CHECK(&copied.records() != &records);
+  CHECK(borrowed.measured().step_ns == copied.measured().step_ns);
+  CHECK(borrowed.run_unchanged().step_ns == copied.run_unchanged().step_ns);
+  CHECK(step_with(borrowed, records, "drop kind=wait") == step_with(copied, records, "drop kind=wait"));
+  CHECK(step_with(borrowed, records, "drop kind=wait") == 100 * us);
+}
+
 TEST_CASE("replay: dropping a wait lets the waiting stream run ahead; adding it back restores it", "[replay]") {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);
