@@ -37,7 +37,7 @@ struct OpParams {
   bool collective = false;
   uint64_t comm = 0, comm_seq = 0;
   uint32_t nranks = 1;
-  std::string kernel;     // kernel name, for kernel scales
+  const std::string* kernel = nullptr;  // kernel name (in its rank's strings), for kernel scales
   trace::StreamId stream = 0;
 };
 
@@ -162,7 +162,7 @@ void Replayer::Impl::scan() {
         info.streams[op->stream].flags = uncreated_stream_flags(op->stream);
       OpParams p;
       p.stream = op->stream;
-      if (const auto* k = std::get_if<trace::Kernel>(&r)) p.kernel = info.strings[k->name];
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) p.kernel = &info.strings[k->name];  // map nodes stay put
       if (const auto* n = std::get_if<trace::Nccl>(&r); n && is_collective(*n)) {
         p.collective = true;
         p.comm = n->comm;
@@ -233,7 +233,7 @@ void Replayer::Impl::scan() {
 
 bool Replayer::Impl::scales(const DurationScale& s, size_t ri, const OpParams& p) const {
   if (!s.stream.empty() && !wildcard_match(s.stream, stream_label(ri, p.stream))) return false;
-  return s.kernel.empty() || (!p.kernel.empty() && wildcard_match(s.kernel, p.kernel));
+  return s.kernel.empty() || (p.kernel && !p.kernel->empty() && wildcard_match(s.kernel, *p.kernel));
 }
 
 double Replayer::Impl::scale_of(size_t ri, const OpParams& p, const std::vector<DurationScale>* scales) const {

@@ -96,6 +96,7 @@ RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cu
     throw OutOfMemory("reading", file, reader.records_read());
   }
   rr.truncated = reader.truncated();
+  rr.records.shrink_to_fit();  // the pass keeps the window to the end: no growth slack
   return rr;
 }
 
@@ -158,6 +159,7 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
   rr.truncated = reader.truncated();
   if (shape.pattern_period && !rr.pattern_step_starts.empty()) rr.pattern_period = shape.pattern_period;
   else rr.pattern_step_starts.clear();
+  rr.records.shrink_to_fit();  // the pass keeps the window to the end: no growth slack
   return rr;
 }
 
