@@ -3,8 +3,9 @@
 #   bash scripts/gpu/tracer_pause_check.sh BUILD_DIR [OUT_DIR]
 # Runs the GPT job (DDP, 12 steps) traced, then traced with --tracer-ab (every other step after
 # the 2 warm-up steps paused), then so with CUPTI's callbacks left on while paused
-# (TRACER_AB_LEVELS=0,2: the same operations, within 2 %, must be traced), and prints: both runs' exit status and result line, the traced
-# operations of each (the paused run must hold fewer: 7 of 12 steps), and what `check` says of
+# (TRACER_AB_LEVELS=0,2: the same operations, within 2 %, must be traced), and prints: the runs'
+# exit status and result line, the traced operations of each (the paused runs must hold fewer:
+# 7 of 12 steps), and what `check` says of
 # the paused run (exit 1: it reports the run as observed only in part). Exits 1 when any of that
 # does not hold.
 set -u -o pipefail

@@ -2,7 +2,8 @@
 // benchmark can time traced and untraced steps side by side (bench/real_step_cost.sh, "in one
 // process"): on the GPU machine, separate runs drift apart by more than the cost measured.
 // While paused, CUPTI's driver callbacks are off (or on and ignored) and NCCL calls pass
-// straight through; the trace says that it did not see the whole run, so check reports it as observed only in part.
+// straight through; the trace says that it did not see the whole run, so check reports it as
+// observed only in part.
 // A process that exits paused also leaves out the GPU times still in CUPTI's buffers then.
 #include <mutex>
 

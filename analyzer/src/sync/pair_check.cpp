@@ -21,7 +21,8 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
     RankRecords& out = all[ri];
     out.rank = in.rank;
     out.path = in.path;
-    // Room for a phantom per kernel and the fences: the variant lives as long as the pass.
+    // Room for a phantom per kernel, the start fences and the end fences of up to eight streams
+    // (a fence is a kernel and its access): the variant lives as long as the pass.
     const size_t kernels = static_cast<size_t>(std::count_if(in.records.begin(), in.records.end(), [](const trace::Record& r) {
       return std::holds_alternative<trace::Kernel>(r);
     }));
