@@ -194,7 +194,7 @@ TEST_CASE("site protection: witness sets find what removing each site finds, one
     const auto run = records_of(random_sync_job(seed, world));
     const auto sites = analysis::find_sync_sites(run);
     const SiteIds ids = analysis::judged_sites(sites);
-    const RunVariants v = analysis::make_variants(run, seed % 2 == 0);  // end fences on every other
+    RunVariants v = analysis::make_variants(run, seed % 2 == 0);  // end fences on every other
     const Protection witness = analysis::protection_by_witness(v, ids);
     const Protection removal = analysis::protection_by_removal(v, ids);
     CAPTURE(seed, world, ids.keys.size());
@@ -224,6 +224,35 @@ TEST_CASE("site protection: witness sets find what removing each site finds, one
   // ...and the witness check's one pair per phantom and timeline leaves pairs out, often.
   INFO("sites with fewer phantom pairs: " << fewer_phantom_pairs);
   CHECK(fewer_phantom_pairs > 40);
+}
+
+TEST_CASE("site protection: the witness check finds the idle queries a check of their own finds", "[oversync][property]") {
+  int idle = 0;
+  for (uint32_t seed = 1; seed <= 120; ++seed) {
+    const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3)));
+    const SiteIds ids = analysis::judged_sites(analysis::find_sync_sites(run));
+    RunVariants found = analysis::make_variants(run, seed % 2 == 0);
+    RunVariants later = analysis::make_variants(run, seed % 2 == 0, nullptr, analysis::IdleQueries::ByWitnessCheck);
+    CAPTURE(seed);
+    CHECK(found.idle_queries_found);
+    CHECK_FALSE(later.idle_queries_found);
+    CHECK(later.idle_queries.empty());
+    const Protection a = analysis::protection_by_witness(found, ids);
+    const Protection b = analysis::protection_by_witness(later, ids);
+    CHECK(later.idle_queries_found);
+    CHECK(later.idle_queries == found.idle_queries);
+    CHECK(a.base.real == b.base.real);
+    CHECK(a.base.touch == b.base.touch);
+    CHECK(a.replaceable.all == b.replaceable.all);
+    REQUIRE(a.sites.size() == b.sites.size());
+    for (size_t s = 0; s < a.sites.size(); ++s) {
+      CHECK(a.sites[s].real == b.sites[s].real);
+      CHECK(a.sites[s].all == b.sites[s].all);
+    }
+    CHECK(a.first_byte == b.first_byte);
+    idle += static_cast<int>(found.idle_queries.size());
+  }
+  CHECK(idle > 20);  // the jobs poll after waits often enough to matter
 }
 
 }  // namespace streamhaz::testing

@@ -30,6 +30,7 @@ struct EngineOptions {
                      std::span<const uint32_t> sites)>
       on_ordered_by_sites;
   std::function<void(int rank, uint64_t seq)> on_idle_query;
+  bool skip_idle_queries = false;
 };
 
 }  // namespace streamhaz::analysis

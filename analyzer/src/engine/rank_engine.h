@@ -179,6 +179,9 @@ class RankEngine {
   StreamState* known_stream(trace::StreamId id);  // created or used before, else null
   void sync_with_host(StreamState& s);
   void host_joins(const VectorClock& c, EdgeSites via = {});
+  // A successful query of what the host already covers (EngineOptions::on_idle_query): true where
+  // the check leaves it out (skip_idle_queries).
+  bool idle_query(uint64_t seq, const VectorClock& observed);
   // The over-synchronisation pass's sites of the synchronisation record `seq` (none: not judged).
   EdgeSites site_of(uint64_t seq) const;
   bool tracing_sites() const { return bool(options_.on_ordered_by_sites); }

@@ -53,7 +53,7 @@ void RankEngine::on(const trace::EventQuery& r) {
   if (!r.complete) return;  // cudaErrorNotReady promises nothing
   const EventState& ev = event(r.event);
   if (!ev.recorded) return;
-  if (options_.on_idle_query && host_->clock.covers_all(ev.clock)) options_.on_idle_query(rank_, r.seq);
+  if (idle_query(r.seq, ev.clock)) return;
   host_joins(ev.clock);
 }
 
@@ -62,8 +62,15 @@ void RankEngine::on(const trace::StreamSync& r) { host_joins(stream(r.stream).cl
 void RankEngine::on(const trace::StreamQuery& r) {
   if (!r.complete) return;
   const VectorClock& c = stream(r.stream).clock;
-  if (options_.on_idle_query && host_->clock.covers_all(c)) options_.on_idle_query(rank_, r.seq);
+  if (idle_query(r.seq, c)) return;
   host_joins(c);
+}
+
+bool RankEngine::idle_query(uint64_t seq, const VectorClock& observed) {
+  if (!options_.on_idle_query && !options_.skip_idle_queries) return false;
+  if (!host_->clock.covers_all(observed)) return false;
+  if (options_.on_idle_query) options_.on_idle_query(rank_, seq);
+  return options_.skip_idle_queries;
 }
 
 void RankEngine::on(const trace::DeviceSync& r) {

@@ -60,29 +60,39 @@ CostSample::CostSample(const CostRun& window, const std::string& step_range, con
   unchanged_ = replay_->run_unchanged();
   // The work after the sample stands as end fences, as the window's own cut does.
   variants_ = make_variants(run_, true, judged);
-  use_ = CostRun{&run_, replay_.get(), &unchanged_, &variants_, true, kCostSampleSteps};
+  ops_ = OpsWithin(run_, variants_);
+  use_ = CostRun{&run_, replay_.get(), &unchanged_, &variants_, true, kCostSampleSteps, &ops_};
 }
 
-PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, const RunVariants& variants) {
-  std::set<std::pair<int, uint64_t>> ops;
+OpsWithin::OpsWithin(const std::vector<RankRecords>& run, const RunVariants& variants) {
   std::map<int, uint64_t> lowest;  // per rank: its lowest operation seq
   for (const RankRecords& rr : run)
     for (const trace::Record& r : rr.records)
       if (const trace::OpCommon* op = trace::op_common(r)) {
-        ops.insert({rr.rank, op->seq});
+        ops_.emplace_back(rr.rank, op->seq);
         auto [it, fresh] = lowest.try_emplace(rr.rank, op->seq);
         if (!fresh) it->second = std::min(it->second, op->seq);
       }
   // Start fences (the work before the window) count; end fences stand for work after the run
   // given, whose seqs another run's operations may have.
   for (const auto& [rank, seq] : variants.fences)
-    if (auto it = lowest.find(rank); it != lowest.end() && seq < it->second) ops.insert({rank, seq});
+    if (auto it = lowest.find(rank); it != lowest.end() && seq < it->second) ops_.emplace_back(rank, seq);
+  std::sort(ops_.begin(), ops_.end());
+  ops_.erase(std::unique(ops_.begin(), ops_.end()), ops_.end());
+}
+
+PairSet OpsWithin::filter(const PairSet& pairs) const {
+  auto holds = [&](int rank, uint64_t seq) { return std::binary_search(ops_.begin(), ops_.end(), std::pair{rank, seq}); };
   std::vector<Pair> out;
   for (const auto& p : pairs) {
     const auto& [rank, a, b] = p;
-    if (ops.count({rank, a}) && ops.count({rank, b})) out.push_back(p);
+    if (holds(rank, a) && holds(rank, b)) out.push_back(p);
   }
   return PairSet(std::move(out));
+}
+
+PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, const RunVariants& variants) {
+  return OpsWithin(run, variants).filter(pairs);
 }
 
 }  // namespace streamhaz::analysis

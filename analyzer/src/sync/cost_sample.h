@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "streamhaz/analysis/replay.h"
@@ -24,6 +25,18 @@ constexpr int kCostSampleSteps = 3;
 // training loop's steps issue the same ones); GPU times of the kept operations stay.
 std::vector<RankRecords> sample_steps(const std::vector<RankRecords>& run, const std::string& step_range, int steps);
 
+// The operations of a run (its start fences in `variants` count), to keep the pairs whose two
+// operations it holds. Built once: every site that protects something asks it.
+class OpsWithin {
+ public:
+  OpsWithin() = default;
+  OpsWithin(const std::vector<RankRecords>& run, const RunVariants& variants);
+  PairSet filter(const PairSet& pairs) const;
+
+ private:
+  std::vector<std::pair<int, uint64_t>> ops_;  // (rank, seq), sorted
+};
+
 // What the costs are replayed on: the sample with its own fit and variants, or the window's.
 struct CostRun {
   const std::vector<RankRecords>* run = nullptr;
@@ -32,6 +45,7 @@ struct CostRun {
   const RunVariants* variants = nullptr;
   bool sampled = false;  // a sample of the window's steps
   int steps = 0;         // steps per rank in it (sampled only)
+  const OpsWithin* ops = nullptr;  // the sample's operations (sampled only)
 };
 
 // Holds a sample's records, fit and variants while the pass uses them.
@@ -48,10 +62,11 @@ class CostSample {
   std::unique_ptr<Replayer> replay_;
   Schedule unchanged_;
   RunVariants variants_;
+  OpsWithin ops_;
   CostRun use_;
 };
 
-// The pairs of `pairs` whose two operations are both in `run` (its start fences in `variants` count).
+// The pairs of `pairs` whose two operations are both in `run` (OpsWithin, for one question).
 PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, const RunVariants& variants);
 
 }  // namespace streamhaz::analysis

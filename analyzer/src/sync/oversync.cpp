@@ -47,9 +47,19 @@ std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const Sit
                                      : SyncJudgement::Redundant;
     g.pairs = sp.real.size();
     g.protected_pairs = sp.all;
-    for (const auto& [rank, a, b] : sp.all)
-      for (uint64_t seq : {a, b})
-        if (variants.unfootprinted.count({rank, seq})) g.unfootprinted.insert({rank, seq});
+    // Each operation once: a kernel without footprint is in many of a site's pairs. The pairs
+    // are sorted, so their earlier operations come in order; the later ones are sorted here.
+    std::vector<std::pair<int, uint64_t>> firsts, seconds;
+    seconds.reserve(sp.all.size());
+    for (const auto& [rank, a, b] : sp.all) {
+      if (firsts.empty() || firsts.back() != std::pair{rank, a}) firsts.emplace_back(rank, a);
+      seconds.emplace_back(rank, b);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    seconds.erase(std::unique(seconds.begin(), seconds.end()), seconds.end());
+    for (const auto* ops : {&firsts, &seconds})
+      for (const auto& op : *ops)
+        if (variants.unfootprinted.count(op)) g.unfootprinted.insert(op);
   }
   return groups;
 }
@@ -110,7 +120,7 @@ const char* to_string(SyncAlgorithm a) {
 }
 
 WhatIf minimal_sync(const std::vector<RankRecords>& run, std::vector<std::string>* advice) {
-  const RunVariants v = make_variants(run, false);
+  RunVariants v = make_variants(run, false, nullptr, IdleQueries::ByWitnessCheck);
   const SiteIds ids = judged_sites(find_sync_sites(run));
   return minimal_of(run, v, ids, protection_by_witness(v, ids), advice);
 }
@@ -146,13 +156,14 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   } catch (const WhatIfError& e) {
     rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
   }
-  const RunVariants variants = make_variants(run, cut, &judged);
+  const bool by_witness = opt.algorithm == SyncAlgorithm::Witness;
+  RunVariants variants =
+      make_variants(run, cut, &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find);
   // The synchronisations of the judged steps: those before them are kept for their edges only.
   std::vector<SyncSite> sites = find_sync_sites(run);
   std::erase_if(sites, [&](const SyncSite& s) { return s.seq < judged[s.rank_index].first_seq; });
   const SiteIds ids = judged_sites(sites);
-  const Protection protection = opt.algorithm == SyncAlgorithm::Witness ? protection_by_witness(variants, ids)
-                                                                        : protection_by_removal(variants, ids);
+  const Protection protection = by_witness ? protection_by_witness(variants, ids) : protection_by_removal(variants, ids);
   // Pairs only other ranks order: some rank's synchronisation may be what orders them, so that
   // no synchronisation is called redundant (docs/sync-and-replay.md, "Ranks").
   const PairSet through_others = ordered_only_through_other_ranks(variants, protection.base);

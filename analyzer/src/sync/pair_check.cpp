@@ -9,7 +9,8 @@
 
 namespace streamhaz::analysis {
 
-RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows) {
+RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows,
+                          IdleQueries idle_queries) {
   RunVariants v;
   v.real_ = &run;
   std::vector<RankRecords>& all = v.touch.emplace_back(run.size());
@@ -78,10 +79,12 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
     // Pointer-tier accesses left out (nine a kernel on a PyTorch trace): give back their room.
     if (out.records.capacity() > out.records.size() + out.records.size() / 8) out.records.shrink_to_fit();
   }
+  if (idle_queries == IdleQueries::ByWitnessCheck) return v;
   // The queries whose success only repeats a wait (their clocks are the same in every variant).
   AnalysisOptions idle = pass_check_options(v);
   idle.on_idle_query = [&](int rank, uint64_t seq) { v.idle_queries.insert({rank, seq}); };
   analyze_records(run, idle);
+  v.idle_queries_found = true;
   return v;
 }
 

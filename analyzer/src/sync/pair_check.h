@@ -43,6 +43,9 @@ struct RunVariants {
   // host; with that synchronisation removed they would have failed, and kept they would stand in
   // for it (a caching allocator polling its events after cudaDeviceSynchronize, say).
   std::set<std::pair<int, uint64_t>> idle_queries;
+  // False until they are found: make_variants may leave that to the first witness check
+  // (site_protection.h), which finds them as it goes instead of in a check of its own.
+  bool idle_queries_found = false;
   // `drop` and the idle queries: what a check of these variants leaves out.
   std::set<std::pair<int, uint64_t>> left_out(const std::set<std::pair<int, uint64_t>>& drop) const {
     std::set<std::pair<int, uint64_t>> out = idle_queries;
@@ -55,10 +58,14 @@ struct RunVariants {
 // work that follows, so that a synchronisation whose effect outlives the window is kept.
 // `windows` (sync_window.h, one per rank, or null): touch-all kernels where the judged window left
 // out a stream's earlier work, standing for it likewise.
+// `idle`: find the idle queries now (a check of the run), or leave them to the witness check.
+enum class IdleQueries : uint8_t { Find, ByWitnessCheck };
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
-                          const std::vector<struct JudgedWindow>* windows = nullptr);
+                          const std::vector<struct JudgedWindow>* windows = nullptr,
+                          IdleQueries idle = IdleQueries::Find);
 RunVariants make_variants(std::vector<RankRecords>&& run, bool fences,
-                          const std::vector<struct JudgedWindow>* windows = nullptr) = delete;  // would dangle
+                          const std::vector<struct JudgedWindow>* windows = nullptr,
+                          IdleQueries idle = IdleQueries::Find) = delete;  // would dangle
 
 
 // The check options every check of the pass uses (a run of `v`).

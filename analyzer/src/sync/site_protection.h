@@ -45,7 +45,8 @@ struct Protection {
   std::map<Pair, uint64_t> first_byte;  // of every protected pair
 };
 
-Protection protection_by_witness(const RunVariants& v, const SiteIds& ids);
+// By witness sets; finds `v`'s idle queries where make_variants left them to it.
+Protection protection_by_witness(RunVariants& v, const SiteIds& ids);
 Protection protection_by_removal(const RunVariants& v, const SiteIds& ids);
 
 // Pairs of some rank that its own order leaves unordered but that collectives order through

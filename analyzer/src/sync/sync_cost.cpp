@@ -83,7 +83,7 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
     // that only where the check finds every pair still ordered.
     // Removing the site can only unorder the pairs it protects, and added waits only add order:
     // those pairs are all the check needs to look at.
-    const PairSet pairs = s.sampled ? pairs_within(g.protected_pairs, *s.run, *s.variants) : g.protected_pairs;
+    const PairSet pairs = s.sampled ? s.ops->filter(g.protected_pairs) : g.protected_pairs;
     w.add = place_waits(*s.run, pairs, w.drop);
     if (!unordered_after(*s.variants, w, pairs).empty()) return;
     const int64_t with_waits = predicted(w);

@@ -89,6 +89,9 @@ struct AnalysisOptions {
   // that the host waited (the pass leaves such queries out of every check: without the wait
   // that made them succeed they would have failed).
   std::function<void(int rank, uint64_t seq)> on_idle_query;
+  // Leave such queries out as they come (each still goes to on_idle_query): one check finds them
+  // and runs without them, where `skip_syncs` needs them found by a check before.
+  bool skip_idle_queries = false;
   // Only these pairs (rank, earlier seq, later seq) are checked, for order alone: each one the
   // run leaves unordered goes to on_conflict (first byte 0); no footprint is looked at. How the
   // pass holds a replacement of a synchronisation to the pairs it must keep ordered. Sorted.
