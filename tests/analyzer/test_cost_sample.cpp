@@ -69,4 +69,34 @@ TEST_CASE("cost sample: pairs within it are those whose two operations it holds"
   CHECK(analysis::pairs_within(pairs, sample, variants) == analysis::PairSet{{0, in, also}});
 }
 
+TEST_CASE("cost sample: its idle queries are the window's that it holds, as a check of its own finds", "[oversync][sample]") {
+  TraceBuilder job(2);
+  for (int i = 0; i < 2; ++i) {
+    auto& r = job.rank(i);
+    const StreamId s = r.stream("s");
+    const uint64_t buf = r.alloc(1 << 16);
+    r.device_sync();
+    for (int step = 0; step < 6; ++step) {
+      r.kernel(s, "fwd", {}, 10);
+      r.all_reduce(s, buf, buf, 1024, TraceBuilder::comm(0));
+      r.stream_query(s, true);  // observes the GPU on its own
+      r.stream_sync(s);
+      r.stream_query(s, true);  // only repeats the synchronisation: idle
+    }
+  }
+  const auto run = load(job);
+  analysis::RunVariants window = analysis::make_variants(run, false);
+  REQUIRE(window.idle_queries.size() == 2 * 6);
+  const analysis::Replayer replay(&run, analysis::ReplayOptions{});
+  const analysis::Schedule unchanged = replay.run_unchanged();
+  const analysis::CostSample sample(analysis::CostRun{&run, &replay, &unchanged, &window}, "step",
+                                    analysis::ReplayOptions{}, nullptr);
+  const analysis::CostRun& use = sample.get();
+  REQUIRE(use.sampled);
+  const analysis::RunVariants own = analysis::make_variants(*use.run, true);
+  CHECK(use.variants->idle_queries_found);
+  CHECK(use.variants->idle_queries.size() == 2 * 3);
+  CHECK(use.variants->idle_queries == own.idle_queries);
+}
+
 }  // namespace streamhaz::testing

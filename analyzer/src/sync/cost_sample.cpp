@@ -59,8 +59,22 @@ CostSample::CostSample(const CostRun& window, const std::string& step_range, con
   }
   unchanged_ = replay_->run_unchanged();
   // The work after the sample stands as end fences, as the window's own cut does.
-  variants_ = make_variants(run_, true, judged);
+  const RunVariants& whole = *window.variants;
+  variants_ = make_variants(run_, true, judged,
+                            whole.idle_queries_found ? IdleQueries::ByWitnessCheck : IdleQueries::Find);
   ops_ = OpsWithin(run_, variants_);
+  if (!variants_.idle_queries_found) {
+    // Each rank's sample is a prefix of its window, and whether a query is idle depends on its
+    // rank's records before it alone (the pass's checks keep each rank's own order): the window's.
+    for (const RankRecords& rr : run_)
+      for (const trace::Record& r : rr.records) {
+        const auto* e = std::get_if<trace::EventQuery>(&r);
+        const auto* s = std::get_if<trace::StreamQuery>(&r);
+        const uint64_t seq = e ? e->seq : s ? s->seq : 0;
+        if (seq && whole.idle_queries.count({rr.rank, seq})) variants_.idle_queries.insert({rr.rank, seq});
+      }
+    variants_.idle_queries_found = true;
+  }
   use_ = CostRun{&run_, replay_.get(), &unchanged_, &variants_, true, kCostSampleSteps, &ops_};
 }
 
