@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "scenario.h"
@@ -79,6 +80,38 @@ TEST_CASE("replay: dropping a wait lets the waiting stream run ahead; adding it 
   CHECK(replay.run(analysis::apply_edits(records, w)).step_ns == 110 * us);
   // A slower reduction stream delays D through the wait: B 4..204, D 204..214.
   CHECK(step_with(replay, records, "scale stream=reduction factor=2") == 210 * us);
+}
+
+TEST_CASE("replay: synchronisations dropped by seq are left out as the replay goes, as from an edited copy", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const EventId e = r0.event();
+  r0.kernel(r, "B", {}, 100);
+  r0.record(e, r);
+  r0.kernel(c, "A", {}, 10);
+  r0.wait(c, e);
+  r0.kernel(c, "D", {}, 10);
+  r0.stream_sync(c);
+  r0.host_gap(50);
+  r0.kernel(c, "E", {}, 10);
+  const auto records = load(run);
+  const Replayer replay(&records);
+  std::vector<uint64_t> syncs;  // the wait and the stream synchronisation
+  for (const trace::Record& rec : records[0].records)
+    if (analysis::sync_kind(rec))
+      std::visit([&](const auto& x) {
+        if constexpr (requires { x.seq; }) syncs.push_back(x.seq);
+      }, rec);
+  REQUIRE(syncs.size() == 2);
+  for (const auto& drop : std::vector<std::set<std::pair<int, uint64_t>>>{{{0, syncs[0]}}, {{0, syncs[1]}},
+                                                                          {{0, syncs[0]}, {0, syncs[1]}}}) {
+    WhatIf w;
+    w.drop = drop;
+    const int64_t in_place = replay.run(records, {}, &w.drop).step_ns;
+    CHECK(in_place == replay.run(analysis::apply_edits(records, w), {}, &w.drop).step_ns);
+    CHECK(in_place < replay.run_unchanged().step_ns);  // each of them held the run up
+  }
 }
 
 TEST_CASE("replay: host gaps after a host synchronisation are kept, the blocking moves", "[replay]") {

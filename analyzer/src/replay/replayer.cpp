@@ -364,6 +364,8 @@ class Replayer::Impl::Simulation {
         on_added(ri, sim, r);
         continue;
       }
+      // A dropped synchronisation still in the records: as if apply_edits had left it out.
+      if (no_barrier_ && sync_kind(r) && no_barrier_->count({records_[ri].rank, seq})) continue;
       const auto gap_it = impl_.ranks[ri].gap.find(seq);
       const int64_t host_before = sim.host;
       sim.host += gap_it != impl_.ranks[ri].gap.end() ? gap_it->second : 0;

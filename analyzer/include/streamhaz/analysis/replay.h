@@ -173,7 +173,8 @@ class Replayer {
   // The schedule of the captured run as measured (untimed operations estimated).
   const Schedule& measured() const;
   // Simulates `edited` (apply_edits of the fitted run) with the scales applied; legacy-stream
-  // operations in `no_barrier` (rank, seq: a what-if's drops) lose their implicit barrier.
+  // operations in `no_barrier` (rank, seq: a what-if's drops) lose their implicit barrier, and
+  // synchronisations named there are left out (so a what-if of drops alone needs no edited copy).
   Schedule run(const std::vector<RankRecords>& edited, const std::vector<DurationScale>& scales = {},
                const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr) const;
   // The unedited run simulated: equals measured() up to the model's residuals.
