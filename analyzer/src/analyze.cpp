@@ -253,10 +253,12 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
   const EngineOptions engine = engine_options(options);
   auto build = [&]() {
     Pass pass;
-    for (const RankRecords& r : ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const RankRecords& r = ranks[i];
       RankRun run;
       run.memory = &r;
       run.skip = options.skip_syncs;
+      if (options.inserts && i < options.inserts->size()) run.inserts = &(*options.inserts)[i];
       pass.runs.push_back(std::move(run));
     }
     add_engines(pass, numbers, options, engine, summaries ? &*summaries : nullptr);

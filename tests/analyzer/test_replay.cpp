@@ -114,6 +114,48 @@ TEST_CASE("replay: synchronisations dropped by seq are left out as the replay go
   }
 }
 
+TEST_CASE("replay: a what-if read in place replays what its edited copy replays", "[replay]") {
+  TraceBuilder run(1);
+  auto& r0 = run.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const EventId e = r0.event();
+  const uint64_t b = r0.kernel(r, "B", {}, 100);
+  r0.record(e, r);
+  const uint64_t a = r0.kernel(c, "A", {}, 10);
+  r0.wait(c, e);
+  const uint64_t d = r0.kernel(c, "D", {}, 10);
+  const uint64_t f = r0.kernel(r, "F", {}, 30);
+  r0.stream_sync(c);
+  r0.host_gap(20);
+  const uint64_t g = r0.kernel(c, "G", {}, 10);
+  const auto records = load(run);
+  const Replayer replay(&records);
+  for (const std::string& spec : {std::string("drop kind=wait"),
+                                  "drop kind=wait\nadd-wait rank=0 after=" + std::to_string(b) + " before=" + std::to_string(d),
+                                  "add-wait rank=0 after=" + std::to_string(f) + " before=" + std::to_string(g),
+                                  "add-wait rank=0 after=" + std::to_string(a) + " before=" + std::to_string(f) +
+                                      "\nscale stream=reduction factor=2"}) {
+    WhatIf w;
+    std::istringstream lines(spec);
+    for (std::string line; std::getline(lines, line);) analysis::parse_what_if(line, w);
+    CAPTURE(spec);
+    const analysis::Schedule in_place = replay.run_in_place(records, w);
+    const analysis::Schedule copied = replay.run(analysis::apply_edits(records, w), w.scales, &w.drop);
+    CHECK(in_place.step_ns == copied.step_ns);
+    REQUIRE(in_place.ops.size() == copied.ops.size());
+    for (const auto& [seq, t] : copied.ops[0]) {
+      CAPTURE(seq);
+      REQUIRE(in_place.ops[0].count(seq));
+      CHECK(in_place.ops[0].at(seq).start == t.start);
+      CHECK(in_place.ops[0].at(seq).end == t.end);
+    }
+  }
+  // The added wait holds G behind F (ends at 134 + 30 µs), which the plain run does not.
+  WhatIf w;
+  analysis::parse_what_if("add-wait rank=0 after=" + std::to_string(f) + " before=" + std::to_string(g), w);
+  CHECK(replay.run_in_place(records, w).step_ns > replay.run_unchanged().step_ns);
+}
+
 TEST_CASE("replay: host gaps after a host synchronisation are kept, the blocking moves", "[replay]") {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);

@@ -25,6 +25,8 @@ struct RankRun {
   std::unique_ptr<trace::TraceReader> reader;
   const RankRecords* memory = nullptr;
   const std::set<std::pair<int, uint64_t>>* skip = nullptr;  // syncs left out (memory only)
+  const RecordInserts* inserts = nullptr;                      // records added (memory only)
+  size_t next_insert = 0;
   RecordObserver* observer = nullptr;                         // sees what `reader` reads
   size_t next_record = 0;
   std::unique_ptr<FindingCollector> findings;
@@ -39,11 +41,13 @@ struct RankRun {
       if (observer) observer->on_record(buffer);
       return &buffer;
     }
-    while (next_record < memory->records.size()) {
+    for (;;) {
+      if (inserts && next_insert < inserts->size() && (*inserts)[next_insert].before <= next_record)
+        return &(*inserts)[next_insert++].record;
+      if (next_record >= memory->records.size()) return nullptr;
       const trace::Record& r = memory->records[next_record++];
       if (!skip || !skipped(r)) return &r;
     }
-    return nullptr;
   }
   // The rank's hot state toward the caches, ahead of its turn (RankEngine::prefetch).
   void prefetch() const {

@@ -123,7 +123,8 @@ struct Replayer::Impl {
   void scan();
   void fit();
   Schedule simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales, bool fitting,
-                    const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr);
+                    const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr,
+                    const std::vector<RecordInserts>* inserts = nullptr);
   void step_times(Schedule& s) const;
   class Simulation;  // below
   bool scales(const DurationScale& s, size_t ri, const OpParams& p) const;  // does `s` act on `p`?
@@ -263,9 +264,10 @@ struct StreamSim {
 class Replayer::Impl::Simulation {
  public:
   Simulation(Impl& impl, const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
-             bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier)
+             bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier,
+             const std::vector<RecordInserts>* inserts)
       : impl_(impl), records_(records), scales_(scales), fitting_(fitting), no_barrier_(no_barrier),
-        sims_(records.size()) {
+        inserts_(inserts), sims_(records.size()) {
     out_.ops.resize(records.size());
     out_.syncs.resize(records.size());
     for (Sim& s : sims_) s.host = impl_.t0;
@@ -296,6 +298,7 @@ class Replayer::Impl::Simulation {
  private:
   struct Sim {
     size_t pos = 0;
+    size_t inserted = 0;  // of the rank's RecordInserts applied
     int64_t host = 0;
     std::unordered_map<trace::StreamId, StreamSim> streams;
     std::unordered_map<trace::EventId, int64_t> events;
@@ -352,8 +355,19 @@ class Replayer::Impl::Simulation {
     Sim& sim = sims_[ri];
     const auto& recs = records_[ri].records;
     bool moved = false;
-    while (!sim.blocked && sim.pos < recs.size()) {
-      const trace::Record& r = recs[sim.pos++];
+    const RecordInserts* added = inserts_ && ri < inserts_->size() ? &(*inserts_)[ri] : nullptr;
+    auto next = [&]() -> const trace::Record* {  // an added record due here first, else the rank's own
+      if (added && sim.inserted < added->size() && (*added)[sim.inserted].before <= sim.pos)
+        return &(*added)[sim.inserted++].record;
+      return sim.pos < recs.size() ? &recs[sim.pos++] : nullptr;
+    };
+    while (!sim.blocked) {
+      const trace::Record* next_record = next();
+      if (!next_record) {
+        sim.done = true;
+        break;
+      }
+      const trace::Record& r = *next_record;
       moved = true;
       const uint64_t seq = std::visit([](const auto& x) -> uint64_t {
         if constexpr (requires { x.seq; }) return x.seq;
@@ -372,7 +386,6 @@ class Replayer::Impl::Simulation {
       if (const trace::OpCommon* op = trace::op_common(r)) on_operation(ri, sim, r, *op, host_before);
       else on_call(ri, sim, r);
     }
-    if (!sim.blocked && sim.pos >= recs.size()) sim.done = true;
     return moved;
   }
 
@@ -529,14 +542,16 @@ class Replayer::Impl::Simulation {
   const std::vector<DurationScale>* scales_;
   const bool fitting_;
   const std::set<std::pair<int, uint64_t>>* no_barrier_;
+  const std::vector<RecordInserts>* inserts_;
   Schedule out_;
   std::vector<Sim> sims_;
   std::map<CollectiveKey, Coll> colls_;
 };
 
 Schedule Replayer::Impl::simulate(const std::vector<RankRecords>& records, const std::vector<DurationScale>* scales,
-                                  bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier) {
-  return Simulation(*this, records, scales, fitting, no_barrier).run();
+                                  bool fitting, const std::set<std::pair<int, uint64_t>>* no_barrier,
+                                  const std::vector<RecordInserts>* inserts) {
+  return Simulation(*this, records, scales, fitting, no_barrier, inserts).run();
 }
 
 void Replayer::Impl::step_times(Schedule& s) const {
@@ -625,6 +640,12 @@ Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector
 }
 
 Schedule Replayer::run_unchanged() const { return impl_->simulate(impl_->run, nullptr, false); }
+
+Schedule Replayer::run_in_place(const std::vector<RankRecords>& run, const WhatIf& w) const {
+  if (!w.drop_kinds.empty()) return this->run(apply_edits(run, w), w.scales, &w.drop);
+  const std::vector<RecordInserts> inserts = edit_inserts(run, w);
+  return impl_->simulate(run, &w.scales, false, &w.drop, &inserts);
+}
 
 std::vector<std::string> Replayer::notes() const { return impl_->notes; }
 

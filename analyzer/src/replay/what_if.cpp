@@ -253,31 +253,29 @@ std::string format_what_if(const WhatIf& w) {
   return out.str();
 }
 
-std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w) {
-  std::vector<RankRecords> out;
-  out.reserve(run.size());
+std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, const WhatIf& w) {
+  std::vector<RecordInserts> out(run.size());
   // The added waits by rank: every rank looking at every wait would cost ranks x waits.
   std::map<int, std::vector<const AddedWait*>> adds_of;
   for (const AddedWait& a : w.add) adds_of[a.rank].push_back(&a);
-  static const std::vector<const AddedWait*> kNoAdds;
-  for (const RankRecords& in : run) {
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const RankRecords& in = run[ri];
     const auto found = adds_of.find(in.rank);
-    const std::vector<const AddedWait*>& adds = found != adds_of.end() ? found->second : kNoAdds;
+    if (found == adds_of.end()) continue;  // no scan of a rank without added waits
+    const std::vector<const AddedWait*>& adds = found->second;
     // Added waits of this rank, by the operation they follow / precede.
     std::map<uint64_t, std::vector<trace::EventId>> record_after;
     std::map<uint64_t, std::vector<trace::EventId>> wait_before;
-    // Which of the operations the waits name this rank has, and the first free event id: one
-    // scan, and none for a rank without added waits (the pass replays drops alone once per site).
+    // Which of the operations the waits name this rank has, and the first free event id.
     std::set<uint64_t> named, present;
     for (const AddedWait* a : adds) named.insert({a->after_seq, a->before_seq});
     trace::EventId next_event = 1;
-    if (!adds.empty())
-      for (const trace::Record& r : in.records) {
-        if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
-        if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
-        if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
-        if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) present.insert(op->seq);
-      }
+    for (const trace::Record& r : in.records) {
+      if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
+      if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) present.insert(op->seq);
+    }
     for (const AddedWait* ap : adds) {
       const AddedWait& a = *ap;
       if (!present.count(a.after_seq) || !present.count(a.before_seq))
@@ -287,23 +285,51 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
       record_after[a.after_seq].push_back(e);
       wait_before[a.before_seq].push_back(e);
     }
-    RankRecords edited;
-    edited.rank = in.rank;
-    edited.path = in.path;
-    edited.records.reserve(in.records.size() + 3 * adds.size());
+    RecordInserts& inserts = out[ri];
     std::vector<std::pair<trace::EventId, trace::StreamId>> pending;  // records due after the current op
-    auto flush = [&] {
+    auto flush = [&](size_t before) {
       for (auto [e, s] : pending) {
-        edited.records.push_back(trace::EventCreate{e, 2});
-        edited.records.push_back(trace::EventRecord{0, e, s});
+        inserts.push_back({before, trace::EventCreate{e, 2}});
+        inserts.push_back({before, trace::EventRecord{0, e, s}});
       }
       pending.clear();
     };
-    for (const trace::Record& r : in.records) {
+    for (size_t i = 0; i < in.records.size(); ++i) {
+      const trace::Record& r = in.records[i];
       // A kernel's Access and Timing records belong to it: the added record comes after them.
       const bool belongs = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
                            std::holds_alternative<trace::StringDef>(r);
-      if (!belongs) flush();
+      if (!belongs) flush(i);
+      if (const trace::OpCommon* op = trace::op_common(r)) {
+        if (auto it = wait_before.find(op->seq); it != wait_before.end())
+          for (trace::EventId e : it->second) inserts.push_back({i, trace::EventWait{0, op->stream, e}});
+        if (auto it = record_after.find(op->seq); it != record_after.end())
+          for (trace::EventId e : it->second) pending.push_back({e, op->stream});
+      }
+    }
+    flush(in.records.size());
+  }
+  return out;
+}
+
+std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w) {
+  const std::vector<RecordInserts> inserts = edit_inserts(run, w);
+  std::vector<RankRecords> out;
+  out.reserve(run.size());
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const RankRecords& in = run[ri];
+    const RecordInserts& added = inserts[ri];
+    RankRecords edited;
+    edited.rank = in.rank;
+    edited.path = in.path;
+    edited.records.reserve(in.records.size() + added.size());
+    size_t next = 0;
+    auto add_before = [&](size_t i) {
+      for (; next < added.size() && added[next].before == i; ++next) edited.records.push_back(added[next].record);
+    };
+    for (size_t i = 0; i < in.records.size(); ++i) {
+      const trace::Record& r = in.records[i];
+      add_before(i);
       if (const std::optional<SyncKind> kind = sync_kind(r)) {
         uint64_t seq = std::visit([](const auto& x) -> uint64_t {
           if constexpr (requires { x.seq; }) return x.seq;
@@ -311,17 +337,9 @@ std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const 
         }, r);
         if (w.drop_kinds.count(*kind) || w.drop.count({in.rank, seq})) continue;
       }
-      if (const trace::OpCommon* op = trace::op_common(r)) {
-        if (auto it = wait_before.find(op->seq); it != wait_before.end())
-          for (trace::EventId e : it->second) edited.records.push_back(trace::EventWait{0, op->stream, e});
-        edited.records.push_back(r);
-        if (auto it = record_after.find(op->seq); it != record_after.end())
-          for (trace::EventId e : it->second) pending.push_back({e, op->stream});
-        continue;
-      }
       edited.records.push_back(r);
     }
-    flush();
+    add_before(in.records.size());
     out.push_back(std::move(edited));
   }
   return out;

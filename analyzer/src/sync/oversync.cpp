@@ -213,7 +213,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   }
 
   rep.minimal = minimal_of(run, variants, ids, protection, &rep.advice);
-  if (replay) rep.minimal_step_ns = replay->run(apply_edits(run, rep.minimal)).step_ns;
+  if (replay) rep.minimal_step_ns = replay->run_in_place(run, rep.minimal).step_ns;
   if (races && replay) add_manifestation(*races, {&sample->get(), &window_run});
   return rep;
 }

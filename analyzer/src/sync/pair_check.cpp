@@ -94,6 +94,10 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
   const auto skip = v.left_out(w ? w->drop : std::set<std::pair<int, uint64_t>>{});
   auto pairs_of = [&](const std::vector<RankRecords>& run) {
     if (!w || (w->add.empty() && w->drop_kinds.empty())) return unordered_pairs(run, v, first_byte, &skip);  // no copy
+    if (w->drop_kinds.empty()) {  // the added waits read in place, the drops skipped
+      const std::vector<RecordInserts> inserts = edit_inserts(run, *w);
+      return unordered_pairs(run, v, first_byte, &skip, PassOrder::Local, &inserts);
+    }
     // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
     return unordered_pairs(apply_edits(run, *w), v, first_byte, &skip);
   };
@@ -129,10 +133,12 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order) {
 
 PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
                         std::map<Pair, uint64_t>* first_byte,
-                        const std::set<std::pair<int, uint64_t>>* skip, PassOrder order) {
+                        const std::set<std::pair<int, uint64_t>>* skip, PassOrder order,
+                        const std::vector<RecordInserts>* inserts) {
   std::vector<Pair> pairs;
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = skip;
+  o.inserts = inserts;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
     pairs.emplace_back(rank, a, b);
     if (first_byte) first_byte->try_emplace({rank, a, b}, lo);
@@ -152,7 +158,14 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
   o.skip_syncs = &skip;
   o.order_checks = &pairs.sorted();
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.emplace_back(rank, a, b); };
-  analyze_records(w.add.empty() && w.drop_kinds.empty() ? run : apply_edits(run, w), o);
+  if (!w.drop_kinds.empty()) {
+    analyze_records(apply_edits(run, w), o);
+    return PairSet(std::move(left));
+  }
+  // The added waits read in place (no copy of the run), the drops skipped.
+  const std::vector<RecordInserts> inserts = edit_inserts(run, w);
+  if (!w.add.empty()) o.inserts = &inserts;
+  analyze_records(run, o);
   return PairSet(std::move(left));
 }
 

@@ -73,9 +73,11 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order = PassO
 
 // The unordered pairs of `run`, one of `v`'s. `first_byte`, when given, gets the first
 // conflicting byte of every pair.
+// `inserts`: records added among the run's own (an edit read in place, AnalysisOptions::inserts).
 PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
                         std::map<Pair, uint64_t>* first_byte = nullptr,
-                        const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local);
+                        const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local,
+                        const std::vector<RecordInserts>* inserts = nullptr);
 
 // The pairs of `pairs` the edited run (`w` applied to the variants) leaves unordered: what a check
 // of every variant would find new, when `w` removes only synchronisations whose pairs those are

@@ -70,9 +70,7 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
   const CostRun& s = c.sample;
   // The replayed change of a step, on the sample, applied to the judged steps' replayed step.
   auto predicted = [&](const WhatIf& w) {
-    // Drops alone: the replay leaves them out as it goes, no edited copy of the sample.
-    const int64_t edited =
-        (w.add.empty() ? s.replay->run(*s.run, {}, &w.drop) : s.replay->run(apply_edits(*s.run, w), {}, &w.drop)).step_ns;
+    const int64_t edited = s.replay->run_in_place(*s.run, w).step_ns;  // no edited copy of the sample
     return std::max<int64_t>(1, v.step_ns + edited - s.unchanged->step_ns);
   };
   WhatIf w;

@@ -26,6 +26,14 @@ class RecordObserver {
   virtual void on_record(const trace::Record& r) = 0;
 };
 
+// A record applied before position `before` of a rank's records (their size: after the last), as
+// if written there: an edit of a run in memory that needs no copy of it (replay.h, edit_inserts).
+struct RecordInsert {
+  size_t before = 0;
+  trace::Record record;
+};
+using RecordInserts = std::vector<RecordInsert>;  // by `before`, then in the order applied
+
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
   // strict mode gives each host thread its own clock (docs/analysis.md, "Timelines and clocks").
@@ -61,6 +69,9 @@ struct AnalysisOptions {
   // operation named here keeps its stream order but loses its implicit barrier with the
   // blocking streams (the over-synchronisation pass judges those barriers too).
   const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
+  // analyze_records only: per rank (as `ranks`), records applied among the rank's own (added
+  // waits), so that a check of an edited run needs no edited copy of it.
+  const std::vector<RecordInserts>* inserts = nullptr;
 
   // analyze_records only, for the over-synchronisation pass (docs/sync-and-replay.md, "How
   // verdicts are computed"). Each rank's own order alone: collectives carry no order between

@@ -116,6 +116,10 @@ void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w);
 // A copy of the run with the drops and added waits applied (scales act in the replay; dropped
 // legacy-stream barriers act there and in the race check through `w.drop`).
 std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w);
+// The added waits alone, as records among each rank's own (per rank index; empty for a rank
+// without added waits): what apply_edits writes, for a check that reads the run in place
+// (AnalysisOptions::inserts; the drops go to its skip_syncs). Throws WhatIfError as apply_edits.
+std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, const WhatIf& w);
 
 // A copy of the run whose rotating buffers number `spec.buffers` (docs/sync-and-replay.md):
 // pointers of each use moved to its new buffer, new buffers allocated and named; where the
@@ -179,6 +183,9 @@ class Replayer {
                const std::set<std::pair<int, uint64_t>>* no_barrier = nullptr) const;
   // The unedited run simulated: equals measured() up to the model's residuals.
   Schedule run_unchanged() const;
+  // `run` (the fitted run or one with the same seqs) with `w`'s drops, added waits and scales,
+  // read in place: what run(apply_edits(run, w), w.scales, &w.drop) gives, with no edited copy.
+  Schedule run_in_place(const std::vector<RankRecords>& run, const WhatIf& w) const;
 
   std::vector<std::string> notes() const;  // how durations were obtained, steps found...
   // Does the scale act on any operation of the run (its stream and kernel patterns match)?
