@@ -24,6 +24,25 @@ int64_t step_with(const Replayer& r, const std::vector<analysis::RankRecords>& r
 
 constexpr int64_t us = 1000;
 
+// The reduction stream's kernel B, an event recorded after it, the compute stream's A, a wait for
+// the event, D: D waits for B.
+struct WaitedReduction {
+  StreamId compute, reduction;
+  uint64_t b, a, d;
+};
+WaitedReduction waited_reduction(RankTraceBuilder& r0) {
+  WaitedReduction w;
+  w.compute = r0.stream("compute");
+  w.reduction = r0.stream("reduction");
+  const EventId e = r0.event();
+  w.b = r0.kernel(w.reduction, "B", {}, 100);
+  r0.record(e, w.reduction);
+  w.a = r0.kernel(w.compute, "A", {}, 10);
+  r0.wait(w.compute, e);
+  w.d = r0.kernel(w.compute, "D", {}, 10);
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("replay: one stream replays exactly, and a scaled stream doubles its kernels", "[replay]") {
@@ -41,14 +60,7 @@ TEST_CASE("replay: one stream replays exactly, and a scaled stream doubles its k
 
 TEST_CASE("replay: a replayer borrowing the run replays what one with its own copy replays", "[replay]") {
   TraceBuilder run(1);
-  auto& r0 = run.rank(0);
-  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
-  const EventId e = r0.event();
-  r0.kernel(r, "B", {}, 100);
-  r0.record(e, r);
-  r0.kernel(c, "A", {}, 10);
-  r0.wait(c, e);
-  r0.kernel(c, "D", {}, 10);
+  waited_reduction(run.rank(0));
   const auto records = load(run);
   const Replayer copied(records), borrowed(&records);
   CHECK(&borrowed.records() == &records);  // no copy
@@ -85,16 +97,10 @@ TEST_CASE("replay: dropping a wait lets the waiting stream run ahead; adding it 
 TEST_CASE("replay: synchronisations dropped by seq are left out as the replay goes, as from an edited copy", "[replay]") {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);
-  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
-  const EventId e = r0.event();
-  r0.kernel(r, "B", {}, 100);
-  r0.record(e, r);
-  r0.kernel(c, "A", {}, 10);
-  r0.wait(c, e);
-  r0.kernel(c, "D", {}, 10);
-  r0.stream_sync(c);
+  const WaitedReduction w0 = waited_reduction(r0);
+  r0.stream_sync(w0.compute);
   r0.host_gap(50);
-  r0.kernel(c, "E", {}, 10);
+  r0.kernel(w0.compute, "E", {}, 10);
   const auto records = load(run);
   const Replayer replay(&records);
   std::vector<uint64_t> syncs;  // the wait and the stream synchronisation
@@ -117,13 +123,7 @@ TEST_CASE("replay: synchronisations dropped by seq are left out as the replay go
 TEST_CASE("replay: a what-if read in place replays what its edited copy replays", "[replay]") {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);
-  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
-  const EventId e = r0.event();
-  const uint64_t b = r0.kernel(r, "B", {}, 100);
-  r0.record(e, r);
-  const uint64_t a = r0.kernel(c, "A", {}, 10);
-  r0.wait(c, e);
-  const uint64_t d = r0.kernel(c, "D", {}, 10);
+  const auto [c, r, b, a, d] = waited_reduction(r0);
   const uint64_t f = r0.kernel(r, "F", {}, 30);
   r0.stream_sync(c);
   r0.host_gap(20);
