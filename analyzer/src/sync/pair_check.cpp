@@ -163,8 +163,11 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
     return PairSet(std::move(left));
   }
   // The added waits read in place (no copy of the run), the drops skipped.
-  const std::vector<RecordInserts> inserts = edit_inserts(run, w);
-  if (!w.add.empty()) o.inserts = &inserts;
+  std::vector<RecordInserts> inserts;
+  if (!w.add.empty()) {
+    inserts = edit_inserts(run, w);
+    o.inserts = &inserts;
+  }
   analyze_records(run, o);
   return PairSet(std::move(left));
 }

@@ -14,8 +14,7 @@ using FirstBytes = std::map<Pair, uint64_t>;
 
 // What one check of a variant hands over: each pair ordered only through sites, once per report
 // (an access of the later operation), with its first conflicting byte and the sites, which sit
-// in one pool (a report names several; sorting one entry per report instead of one per site
-// halves what the sort moves on a PyTorch trace).
+// in one pool: a report names a few sites, and the sort moves one entry per report.
 struct OrderedReport {
   Pair pair;
   uint64_t first_byte;
