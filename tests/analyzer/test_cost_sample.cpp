@@ -66,7 +66,7 @@ TEST_CASE("cost sample: pairs within it are those whose two operations it holds"
   const std::set<uint64_t> kept = op_seqs(sample[0]), all = op_seqs(run[0]);
   const uint64_t in = *kept.begin(), also = *kept.rbegin(), out = *all.rbegin();
   const analysis::PairSet pairs{{0, in, also}, {0, in, out}, {1, in, also}};
-  CHECK(analysis::pairs_within(pairs, sample, variants) == analysis::PairSet{{0, in, also}});
+  CHECK(analysis::OpsWithin(sample, variants).filter(pairs) == analysis::PairSet{{0, in, also}});
 }
 
 TEST_CASE("cost sample: its idle queries are the window's that it holds, as a check of its own finds", "[oversync][sample]") {

@@ -111,6 +111,11 @@ int64_t median(std::vector<int64_t> v) {
 struct Replayer::Impl {
   explicit Impl(std::vector<RankRecords>&& copy) : owned(std::move(copy)), run(owned) {}
   explicit Impl(const std::vector<RankRecords>* borrowed) : run(*borrowed) {}
+  void prepare(ReplayOptions o) {
+    options = std::move(o);
+    scan();
+    fit();
+  }
   ReplayOptions options;
   std::vector<RankRecords> owned;  // empty when borrowed
   const std::vector<RankRecords>& run;
@@ -619,15 +624,11 @@ void Replayer::Impl::fit() {
 
 Replayer::Replayer(const std::vector<RankRecords>& run, ReplayOptions options)
     : impl_(std::make_unique<Impl>(std::vector<RankRecords>(run))) {
-  impl_->options = std::move(options);
-  impl_->scan();
-  impl_->fit();
+  impl_->prepare(std::move(options));
 }
 
 Replayer::Replayer(const std::vector<RankRecords>* run, ReplayOptions options) : impl_(std::make_unique<Impl>(run)) {
-  impl_->options = std::move(options);
-  impl_->scan();
-  impl_->fit();
+  impl_->prepare(std::move(options));
 }
 
 Replayer::~Replayer() = default;

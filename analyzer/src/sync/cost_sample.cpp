@@ -105,8 +105,4 @@ PairSet OpsWithin::filter(const PairSet& pairs) const {
   return PairSet(std::move(out));
 }
 
-PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, const RunVariants& variants) {
-  return OpsWithin(run, variants).filter(pairs);
-}
-
 }  // namespace streamhaz::analysis

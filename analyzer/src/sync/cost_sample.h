@@ -66,7 +66,4 @@ class CostSample {
   CostRun use_;
 };
 
-// The pairs of `pairs` whose two operations are both in `run` (OpsWithin, for one question).
-PairSet pairs_within(const PairSet& pairs, const std::vector<RankRecords>& run, const RunVariants& variants);
-
 }  // namespace streamhaz::analysis
