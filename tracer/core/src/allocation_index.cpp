@@ -13,6 +13,7 @@ void AllocationIndex::add(uint64_t base, uint64_t bytes) {
   else ranges_.insert(it, {base, end});
   lo_ = std::min(lo_, base);
   hi_ = std::max(hi_, end);
+  hot_.fill(HotRange{});
 }
 
 void AllocationIndex::remove(uint64_t base) {
@@ -20,6 +21,7 @@ void AllocationIndex::remove(uint64_t base) {
   if (it == ranges_.end() || it->first != base) return;
   ranges_.erase(it);
   refresh_bounds();
+  hot_.fill(HotRange{});
 }
 
 void AllocationIndex::refresh_bounds() {
@@ -31,12 +33,25 @@ void AllocationIndex::refresh_bounds() {
   }
 }
 
-bool AllocationIndex::contains(uint64_t value) const {
-  if (value < lo_ || value >= hi_) return false;
+bool AllocationIndex::find(uint64_t value, std::pair<uint64_t, uint64_t>& range) const {
+  HotRange& hot = hot_[hot_slot(value)];
+  if (hot.base <= value && value < hot.end) {
+    range = {hot.base, hot.end};
+    return true;
+  }
   // The last range starting at or below `value`.
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), value,
                              [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
-  return it != ranges_.begin() && value < std::prev(it)->second;
+  if (it == ranges_.begin() || value >= std::prev(it)->second) return false;
+  range = *std::prev(it);
+  hot = HotRange{range.first, range.second};
+  return true;
+}
+
+bool AllocationIndex::contains(uint64_t value) const {
+  if (value < lo_ || value >= hi_) return false;
+  std::pair<uint64_t, uint64_t> range;
+  return find(value, range);
 }
 
 void AllocationIndex::pointers_in(std::string_view arguments, std::vector<uint64_t>& out) const {
@@ -54,21 +69,20 @@ void AllocationIndex::pointers_in(std::string_view arguments, std::vector<uint64
     candidates[n] = word;
     n += word - lo_ < span;
   }
-  // Then distinct candidates in address order, walked against the ranges (sorted, disjoint, so
-  // their ends are sorted too): pointers into one caching-allocator segment sit together and
-  // cost one search for all of them, where a search each cost microseconds per foreach launch.
+  // Then distinct candidates in address order, each looked up where the last one's range does
+  // not hold it: pointers into one caching-allocator segment sit together and cost one lookup.
   std::sort(candidates, candidates + n);
   n = static_cast<size_t>(std::unique(candidates, candidates + n) - candidates);
-  auto range = ranges_.begin();
   size_t kept = 0;
+  uint64_t range_end = 0;  // of the last kept candidate's range: it holds the next ones below it
   for (size_t i = 0; i < n; ++i) {
     const uint64_t p = candidates[i];
-    if (range->second <= p) {  // the first range ending after p
-      range = std::upper_bound(range, ranges_.end(), p,
-                               [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.second; });
-      if (range == ranges_.end()) break;
+    if (p >= range_end) {
+      std::pair<uint64_t, uint64_t> range;
+      if (!find(p, range)) continue;
+      range_end = range.second;
     }
-    if (range->first <= p) candidates[kept++] = p;
+    candidates[kept++] = p;
   }
   out.resize(first + kept);
 }

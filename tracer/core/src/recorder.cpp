@@ -92,20 +92,13 @@ StringId Recorder::intern(std::string_view text) {
   return id;
 }
 
-StringId Recorder::function_name(const KernelLaunch& k) {
-  if (k.function == 0) return intern(k.name.view());
-  if (const StringId* id = function_names_.find(k.function)) return *id;
+Recorder::KernelFunction Recorder::kernel_function(const KernelLaunch& k) {
+  if (k.function == 0) return {intern(k.name.view()), operand_array_param(k.name.view())};
+  if (const KernelFunction* known = functions_.find(k.function)) return *known;
   const std::string_view name = k.name.view();
-  StringId id = intern(name);
-  function_names_.try_emplace(k.function, id);
-  operand_arrays_.try_emplace(k.function, operand_array_param(name));
-  return id;
-}
-
-// Looked up once per function, beside its name (function_name).
-int Recorder::operand_array(const KernelLaunch& k) {
-  if (const int* known = k.function ? operand_arrays_.find(k.function) : nullptr) return *known;
-  return operand_array_param(k.name.view());
+  const KernelFunction f{intern(name), operand_array_param(name)};
+  functions_.try_emplace(k.function, f);
+  return f;
 }
 
 StreamId Recorder::new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority) {

@@ -81,7 +81,8 @@ bool Recorder::holds_kernel() {
 void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
                            const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier) {
   Kernel& rec = std::get<Kernel>(kernel_record_);
-  rec.name = function_name(k);  // before op_common: a StringDef precedes the stream's records
+  const KernelFunction function = kernel_function(k);  // before op_common: a StringDef precedes the stream's records
+  rec.name = function.name;
   rec.op = op_common(t, s);
   for (int i = 0; i < 3; ++i) {
     rec.grid[i] = k.grid[i];
@@ -97,7 +98,7 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
     pointers_.clear();
     allocations_.pointers_in(k.params, pointers_);
     if (!pointers_.empty()) {
-      operand_roles(k.params, k.layout, operand_array(k), pointers_, pointer_roles_);
+      operand_roles(k.params, k.layout, function.operand_array, pointers_, pointer_roles_);
       if (!stopped_) sink_.add_pointer_accesses(rec.op.seq, pointers_, pointer_roles_, FootprintTier::Pointer);
     }
   }

@@ -4,6 +4,7 @@
 // away by one bounding-range compare before any search.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -28,8 +29,23 @@ class AllocationIndex {
 
  private:
   void refresh_bounds();
+  // The range holding `value` (from the hot table, else by a search that fills it), or none.
+  bool find(uint64_t value, std::pair<uint64_t, uint64_t>& range) const;
   std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // [base, end), sorted by base
   uint64_t lo_ = UINT64_MAX, hi_ = 0;                  // bounding range of all of them
+
+  // Ranges that held recent values, by the 2 MiB page of the value: a training step's launches
+  // point into the caching allocator's segments, the same ones launch after launch. Between two
+  // launches the program's own work evicts the tracer's data, and a binary search then costs a
+  // cache miss per level (8 among 256 ranges); one slot of this table costs one. Ranges are
+  // disjoint, so a slot whose range holds the value is the answer; every add or remove empties it.
+  struct HotRange {
+    uint64_t base = UINT64_MAX, end = 0;  // holds nothing
+  };
+  static constexpr int kHotPageBits = 21;
+  static constexpr size_t kHotSlots = 256;
+  static size_t hot_slot(uint64_t value) { return (value >> kHotPageBits) % kHotSlots; }
+  mutable std::array<HotRange, kHotSlots> hot_{};
 };
 
 }  // namespace streamhaz::tracer

@@ -357,8 +357,12 @@ class Recorder {
   trace::EventId event_id(ThreadState& t, uint64_t event);  // through the thread's cache
   trace::EventId event_id(uint64_t event);
   trace::StringId intern(std::string_view text);
-  trace::StringId function_name(const KernelLaunch& k);
-  int operand_array(const KernelLaunch& k);  // operand_roles.h; after function_name
+  // A kernel function's name and operand array (operand_roles.h), looked up once per function.
+  struct KernelFunction {
+    trace::StringId name = 0;
+    int operand_array = -1;
+  };
+  KernelFunction kernel_function(const KernelLaunch& k);
   void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
                    const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier = trace::FootprintTier::Exact);
   trace::OpCommon op_common(ThreadState& t, StreamRef s);
@@ -369,36 +373,24 @@ class Recorder {
   bool will_get_activity(uint64_t correlation);
   void expect_activity(uint64_t correlation, uint64_t seq);
 
+  // Read or written by every call, and together so that a call made after the program's own work
+  // has evicted the tracer's data costs few cache misses.
   RecordSink& sink_;
-  StreamInfoQuery stream_query_;
-  CommInfoQuery comm_query_;
   mutable std::mutex mu_;
   uint64_t seq_ = 0;
   uint64_t last_thread_ = 0;
   ThreadState* last_state_ = nullptr;  // threads_[last_thread_]; nodes never move
-  std::unordered_map<uint64_t, ThreadState> threads_;
-  std::unordered_map<StreamKey, trace::StreamId, StreamKeyHash> streams_;
   uint64_t streams_epoch_ = 1;
-  trace::StreamId next_stream_ = 1;
-  std::unordered_map<uint64_t, trace::EventId> events_;
   uint64_t events_epoch_ = 1;
-  trace::EventId next_event_ = 1;
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  std::unordered_map<std::string, trace::StringId, StringHash, std::equal_to<>> strings_;
-  FlatMap64<trace::StringId> function_names_;  // function handle (non-zero) -> name
-  FlatMap64<int> operand_arrays_;              // function handle -> operand_array_param() of its name
-  // The Kernel record is built in place and reused: its params keep their capacity, so a
-  // launch allocates nothing (sinks copy what they keep).
-  trace::Record kernel_record_{std::in_place_type<trace::Kernel>};
-  std::unordered_map<uint64_t, trace::GraphId> graph_of_exec_;    // CUgraphExec -> graph serial
-  std::unordered_map<uint64_t, trace::GraphId> graph_of_handle_;  // CUgraph -> serial of its last capture
-  std::unordered_map<trace::StreamId, trace::GraphId> capturing_into_;  // open to-graph captures
-  trace::GraphId next_graph_ = 1;
-  std::unordered_map<uint64_t, CommState> comms_;
-  uint64_t unknown_comms_ = 0;
+  bool stopped_ = false;  // stop_observing(): nothing more is emitted
+  KernelArguments kernel_arguments_ = KernelArguments::Drop;
+  bool hold_kernels_ = false;
+  std::atomic<bool> timings_expected_{true};
+  StackSource* stack_source_ = nullptr;
+  std::unique_ptr<StackTable> stacks_;
+  std::unique_ptr<CallClock> call_clock_;  // only with --allocator-history
+  trace::StackRef kernel_stack_;           // a launch's StackRef, written after its Access records
+  FlatMap64<KernelFunction> functions_;    // function handle (non-zero) -> name, operand array
   // correlation id -> op seqs; one seq for most, several for grouped NCCL and graphs.
   FlatMap64<uint64_t> one_op_;
   struct ManyOps {
@@ -406,26 +398,40 @@ class Recorder {
     bool keep = false;  // graph launches: every node reports the launch's correlation
   };
   std::unordered_map<uint64_t, ManyOps> many_ops_;
+  std::vector<uint64_t> pointers_;                // scratch: the launch's pointer arguments
+  std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
+  // The Kernel record is built in place and reused: its params keep their capacity, so a
+  // launch allocates nothing (sinks copy what they keep).
+  trace::Record kernel_record_{std::in_place_type<trace::Kernel>};
+  AllocationIndex allocations_;  // device, managed, pinned and mapped memory seen so far
+
+  StreamInfoQuery stream_query_;
+  CommInfoQuery comm_query_;
+  std::unordered_map<uint64_t, ThreadState> threads_;
+  std::unordered_map<StreamKey, trace::StreamId, StreamKeyHash> streams_;
+  trace::StreamId next_stream_ = 1;
+  std::unordered_map<uint64_t, trace::EventId> events_;
+  trace::EventId next_event_ = 1;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, trace::StringId, StringHash, std::equal_to<>> strings_;
+  std::unordered_map<uint64_t, trace::GraphId> graph_of_exec_;    // CUgraphExec -> graph serial
+  std::unordered_map<uint64_t, trace::GraphId> graph_of_handle_;  // CUgraph -> serial of its last capture
+  std::unordered_map<trace::StreamId, trace::GraphId> capturing_into_;  // open to-graph captures
+  trace::GraphId next_graph_ = 1;
+  std::unordered_map<uint64_t, CommState> comms_;
+  uint64_t unknown_comms_ = 0;
   static constexpr size_t kMaxPendingCorrelations = 1 << 20;
-  std::atomic<bool> timings_expected_{true};
   // Training steps, as the analyzer's StepFinder finds them from the RangeEdge records.
   std::string step_range_;
   int steps_ = 0;
   trace::StringId open_step_ = 0;  // the path of the open step instance, 0: none open
-  KernelArguments kernel_arguments_ = KernelArguments::Drop;
-  bool hold_kernels_ = false;
   std::atomic<int> open_captures_{0};
-  StackSource* stack_source_ = nullptr;
-  std::unique_ptr<StackTable> stacks_;
   RawFrame stack_scratch_[kMaxStackFrames];
-  trace::StackRef kernel_stack_;     // a launch's StackRef, written after its Access records
-  AllocationIndex allocations_;      // device, managed, pinned and mapped memory seen so far
-  std::vector<uint64_t> pointers_;   // scratch: the launch's pointer arguments
-  std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
   std::vector<std::pair<uint64_t, uint64_t>> cut_scratch_;  // scratch: a coarse range cut at allocations
   std::atomic<uint64_t> dropped_{0};
-  std::unique_ptr<CallClock> call_clock_;  // only with --allocator-history
-  bool stopped_ = false;                    // stop_observing(): nothing more is emitted
 };
 
 // The calling thread's kernel id (gettid), cached per thread.
