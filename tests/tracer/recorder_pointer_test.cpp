@@ -11,6 +11,7 @@
 #include "record_log.h"
 #include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/launch_memo.h"
+#include "streamhaz/tracer/operand_roles.h"
 
 using namespace streamhaz::tracer;
 using namespace streamhaz::trace;
@@ -196,6 +197,42 @@ TEST_CASE("pointer tier: TensorIterator kernels give their output as written, th
   other.layout = &layout;
   rec.kernel_launched(StreamRef{0x7000, 0}, 4, other);
   for (const Access& a : log.all<Access>()) CHECK(a.mode == AccessMode::ReadWrite);
+}
+
+TEST_CASE("operand roles agree with asking, for each pointer, where each word holding it sits") {
+  uint64_t state = 4242;
+  auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  for (int block = 0; block < 2000; ++block) {
+    // Up to 80 distinct pointers (more than the pass keeps on its stack), some words elsewhere.
+    std::vector<uint64_t> pointers;
+    const size_t count = 1 + next() % (block % 10 == 0 ? 80 : 6);
+    for (size_t i = 0; i < count; ++i) pointers.push_back(kSegment + (next() % 4096) * 64);
+    std::sort(pointers.begin(), pointers.end());
+    pointers.erase(std::unique(pointers.begin(), pointers.end()), pointers.end());
+    std::string params(8 * (4 + next() % 40), '\0');
+    for (size_t off = 0; off < params.size(); off += 8) {
+      const uint64_t w = next() % 3 == 0 ? next() % 100 : pointers[next() % pointers.size()];
+      std::memcpy(params.data() + off, &w, 8);
+    }
+    const size_t slots = params.size() / 8, first = next() % slots, n = 1 + next() % std::min<size_t>(16, slots - first);
+    const std::vector<std::pair<size_t, size_t>> layout{{0, 8}, {8 * first, 8 * n}};
+    std::vector<AccessMode> roles;
+    operand_roles(params, &layout, 1, pointers, roles);
+    REQUIRE(roles.size() == pointers.size());
+    for (size_t i = 0; i < pointers.size(); ++i) {
+      bool output = false, input = false, elsewhere = false;
+      for (size_t slot = 0; slot < slots; ++slot) {
+        uint64_t w;
+        std::memcpy(&w, params.data() + 8 * slot, 8);
+        if (w != pointers[i]) continue;
+        if (slot < first || slot >= first + n) elsewhere = true;
+        else if (slot == first) output = true;
+        else input = true;
+      }
+      const AccessMode expected = output ? AccessMode::Write : input && !elsewhere ? AccessMode::Read : AccessMode::ReadWrite;
+      REQUIRE(roles[i] == expected);
+    }
+  }
 }
 
 TEST_CASE("pointer tier: freed memory is no longer a pointer target") {

@@ -1,6 +1,7 @@
 #include "streamhaz/tracer/operand_roles.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace streamhaz::tracer {
@@ -36,20 +37,31 @@ int operand_array_param(std::string_view mangled_name) {
 void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
                    const std::vector<uint64_t>& pointers, std::vector<trace::AccessMode>& roles) {
   roles.assign(pointers.size(), trace::AccessMode::ReadWrite);
-  if (array_param < 0 || !layout || static_cast<size_t>(array_param) >= layout->size()) return;
+  if (pointers.empty() || array_param < 0 || !layout || static_cast<size_t>(array_param) >= layout->size()) return;
   const auto [offset, size] = (*layout)[array_param];
   if (size == 0 || size % 8 != 0 || size / 8 > kMaxOperands || offset % 8 != 0 || offset + size > params.size()) return;
+  // One pass over the argument words: each that is one of the pointers (in address order, so a
+  // binary search finds it) marks where it was seen. A pass per pointer cost more than the scan
+  // that found them on an elementwise launch with offset calculators (some 160 words).
+  enum : uint8_t { kOutput = 1, kInput = 2, kElsewhere = 4 };
+  std::array<uint8_t, 64> small{};
+  std::vector<uint8_t> large;
+  uint8_t* seen = small.data();
+  if (pointers.size() > small.size()) {
+    large.assign(pointers.size(), 0);
+    seen = large.data();
+  }
+  const uint64_t lowest = pointers.front(), highest = pointers.back();
+  for (size_t off = 0; off + 8 <= params.size(); off += 8) {
+    const uint64_t w = word_at(params, off);
+    if (w < lowest || w > highest) continue;
+    const auto it = std::lower_bound(pointers.begin(), pointers.end(), w);
+    if (*it != w) continue;
+    seen[it - pointers.begin()] |= off < offset || off >= offset + size ? kElsewhere : off == offset ? kOutput : kInput;
+  }
   for (size_t i = 0; i < pointers.size(); ++i) {
-    const uint64_t p = pointers[i];
-    bool output = false, input = false, elsewhere = false;
-    for (size_t off = 0; off + 8 <= params.size(); off += 8) {
-      if (word_at(params, off) != p) continue;
-      if (off < offset || off >= offset + size) elsewhere = true;
-      else if (off == offset) output = true;
-      else input = true;
-    }
-    if (output) roles[i] = trace::AccessMode::Write;  // the output is written, whatever else reads it
-    else if (input && !elsewhere) roles[i] = trace::AccessMode::Read;
+    if (seen[i] & kOutput) roles[i] = trace::AccessMode::Write;  // the output is written, whatever else reads it
+    else if ((seen[i] & kInput) && !(seen[i] & kElsewhere)) roles[i] = trace::AccessMode::Read;
   }
 }
 

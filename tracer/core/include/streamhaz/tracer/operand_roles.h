@@ -23,7 +23,8 @@ namespace streamhaz::tracer {
 // The parameter holding a kernel's operand array, by its mangled name; -1: no known convention.
 int operand_array_param(std::string_view mangled_name);
 
-// The role of each pointer in `pointers` (found in `params` by AllocationIndex::pointers_in):
+// The role of each pointer in `pointers` (found in `params` by AllocationIndex::pointers_in, so
+// distinct and in address order):
 // Write for the output, Read for an input, ReadWrite (unknown) otherwise: a pointer outside the
 // operand array, or any pointer when the layout does not show the array. A pointer that is
 // output and input (in place) is Write.
