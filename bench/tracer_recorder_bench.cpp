@@ -1,7 +1,7 @@
 // CPU cost of the recorder's per-call path, without CUDA: Recorder::kernel_launched and
 // event_recorded driven as the glue drives them in an empty-kernel launch loop, through the
 // real Session (chunk buffer, background flusher, trace file in a temporary folder).
-// Prints ns per call, the median over batches. Built by tests/tracer/CMakeLists.txt.
+// Prints ns per call, the median over batches. Built by bench/CMakeLists.txt.
 //   tracer_recorder_bench [batches=2000] [calls_per_batch=256]
 #include <unistd.h>
 
