@@ -259,6 +259,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
       run.memory = &r;
       run.skip = options.skip_syncs;
       if (options.inserts && i < options.inserts->size()) run.inserts = &(*options.inserts)[i];
+      if (options.phantoms && i < options.phantoms->size()) run.phantoms = &(*options.phantoms)[i];
       pass.runs.push_back(std::move(run));
     }
     add_engines(pass, numbers, options, engine, summaries ? &*summaries : nullptr);

@@ -4,6 +4,9 @@
 // multi-stream, multi-rank runs with every kind of synchronisation the pass judges.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <limits>
+#include <map>
 #include <random>
 #include <set>
 
@@ -11,6 +14,7 @@
 #include "sync/pair_check.h"
 #include "sync/site_protection.h"
 #include "sync/sync_sites.h"
+#include "sync/sync_window.h"
 
 namespace streamhaz::testing {
 namespace {
@@ -290,6 +294,133 @@ TEST_CASE("site protection: a check reads added waits in place as it reads them 
   }
   CHECK(unordered > 100);        // the edited runs keep pairs unordered...
   CHECK(ordered_by_waits > 100);  // ...and the added waits order many others
+}
+
+// The run with phantoms as a copy (what make_variants wrote out before it was read in place): the
+// reference the in-place reading is held to.
+static std::vector<analysis::RankRecords> phantom_copy(const std::vector<analysis::RankRecords>& run, bool fences,
+                                                const std::vector<analysis::JudgedWindow>& windows) {
+  std::vector<analysis::RankRecords> all(run.size());
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const analysis::RankRecords& in = run[ri];
+    const std::vector<analysis::StartFence>& starts = windows[ri].fences;
+    size_t next_start = 0, index = 0;
+    analysis::RankRecords& out = all[ri];
+    out.rank = in.rank;
+    out.path = in.path;
+    uint64_t kernel = 0, max_seq = 0;
+    bool footprint = false, pointer = false;
+    std::map<trace::StreamId, bool> streams;
+    auto touch_access = [&](uint64_t seq) {
+      out.records.push_back(trace::Access{seq, 0, std::numeric_limits<uint64_t>::max(), trace::AccessMode::ReadWrite,
+                                          trace::FootprintTier::Static});
+    };
+    auto close_kernel = [&] {
+      if (kernel && (!footprint || pointer)) touch_access(kernel);
+      kernel = 0;
+    };
+    auto fence = [&](trace::StreamId s, uint64_t seq) {
+      trace::Kernel k;
+      k.op = trace::OpCommon{seq, s, 0};
+      out.records.push_back(k);
+      touch_access(seq);
+    };
+    for (const trace::Record& r : in.records) {
+      const bool own = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
+                       std::holds_alternative<trace::StringDef>(r);
+      if (!own) close_kernel();
+      for (; next_start < starts.size() && starts[next_start].index == index; ++next_start)
+        fence(starts[next_start].stream, starts[next_start].seq);
+      ++index;
+      if (const auto* a = std::get_if<trace::Access>(&r); a && a->op_seq == kernel) {
+        if (a->bytes == 0 || a->tier == trace::FootprintTier::Pointer) {
+          pointer = true;
+          continue;
+        }
+        footprint = true;
+      }
+      out.records.push_back(r);
+      if (const trace::OpCommon* op = trace::op_common(r)) {
+        max_seq = std::max(max_seq, op->seq);
+        streams[op->stream] = true;
+        if (std::holds_alternative<trace::Kernel>(r)) {
+          kernel = op->seq;
+          footprint = pointer = false;
+        }
+      }
+    }
+    close_kernel();
+    for (; next_start < starts.size(); ++next_start) fence(starts[next_start].stream, starts[next_start].seq);
+    if (fences)
+      for (const auto& [s, used] : streams) fence(s, ++max_seq);
+  }
+  return all;
+}
+
+TEST_CASE("site protection: the run with phantoms read in place is its copy, edits and drops included", "[oversync][property]") {
+  int phantoms = 0, start_fences = 0, unordered = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3)));
+    std::mt19937 rng(seed);
+    // Start fences where a judged window leaves earlier work out: among the records before a
+    // rank's first operation, seqs below every operation's.
+    std::vector<analysis::JudgedWindow> windows(run.size());
+    for (size_t ri = 0; ri < run.size(); ++ri) {
+      size_t first_op = 0;
+      while (first_op < run[ri].records.size() && !trace::op_common(run[ri].records[first_op])) ++first_op;
+      std::set<trace::StreamId> streams;
+      for (const trace::Record& r : run[ri].records)
+        if (const trace::OpCommon* op = trace::op_common(r)) streams.insert(op->stream);
+      uint64_t seq = 1000000000;
+      for (trace::StreamId s : streams)
+        if (rng() % 2) windows[ri].fences.push_back(analysis::StartFence{rng() % (first_op + 1), s, seq++});
+      std::sort(windows[ri].fences.begin(), windows[ri].fences.end(),
+                [](const auto& a, const auto& b) { return a.index < b.index; });
+      start_fences += static_cast<int>(windows[ri].fences.size());
+    }
+    const bool end_fences = seed % 2 == 0;
+    const RunVariants v = analysis::make_variants(run, end_fences, &windows);
+    const auto copy = phantom_copy(run, end_fences, windows);
+    const auto written = analysis::with_phantoms(run, v.touch.front());
+    CAPTURE(seed);
+    REQUIRE(written.size() == copy.size());
+    for (size_t ri = 0; ri < copy.size(); ++ri) CHECK(written[ri].records == copy[ri].records);
+    // The phantoms the pass knows are the copy's accesses of all memory.
+    std::set<std::pair<int, uint64_t>> in_copy;
+    for (const auto& rr : copy)
+      for (const trace::Record& r : rr.records)
+        if (const auto* a = std::get_if<trace::Access>(&r); a && a->bytes == std::numeric_limits<uint64_t>::max())
+          in_copy.insert({rr.rank, a->op_seq});
+    CHECK(v.unfootprinted == in_copy);
+    phantoms += static_cast<int>(in_copy.size());
+    // Waits added between random operations, synchronisations dropped: in place against the
+    // copy edited.
+    analysis::WhatIf w;
+    for (const auto& rr : run) {
+      std::vector<uint64_t> ops;
+      for (const trace::Record& r : rr.records)
+        if (const trace::OpCommon* op = trace::op_common(r)) ops.push_back(op->seq);
+      for (int k = 0; k < 6 && ops.size() > 1; ++k) {
+        const size_t a = rng() % (ops.size() - 1), b = a + 1 + rng() % (ops.size() - 1 - a);
+        w.add.push_back(analysis::AddedWait{rr.rank, ops[a], ops[b]});
+      }
+      for (const trace::Record& r : rr.records)
+        if (analysis::sync_kind(r) && rng() % 4 == 0)
+          std::visit([&](const auto& x) {
+            if constexpr (requires { x.seq; }) w.drop.insert({rr.rank, x.seq});
+          }, r);
+    }
+    const auto skip = v.left_out(w.drop);
+    const std::vector<analysis::RecordInserts> inserts = analysis::edit_inserts(run, w);
+    const PairSet copied = analysis::unordered_pairs(analysis::apply_edits(copy, w), v, nullptr, &skip);
+    const PairSet in_place = analysis::unordered_pairs(run, v, nullptr, &skip, analysis::PassOrder::Local, &inserts,
+                                                       &v.touch.front());
+    CHECK(in_place == copied);
+    unordered += static_cast<int>(copied.size());
+  }
+  CHECK(phantoms > 200);
+  CHECK(start_fences > 30);
+  CHECK(unordered > 100);
 }
 
 }  // namespace streamhaz::testing

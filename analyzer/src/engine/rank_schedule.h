@@ -27,6 +27,18 @@ struct RankRun {
   const std::set<std::pair<int, uint64_t>>* skip = nullptr;  // syncs left out (memory only)
   const RecordInserts* inserts = nullptr;                      // records added (memory only)
   size_t next_insert = 0;
+  const PhantomFences* phantoms = nullptr;  // read as the run with phantoms (memory only)
+  // Where a reading with phantoms stands: before each record of the rank, in this order, the
+  // phantom of the kernel it closes, the inserts that follow that kernel, the fences, the inserts
+  // that precede the record (the order a copy of the run with phantoms, edited, would have).
+  struct PhantomReading {
+    enum class Step : uint8_t { Close, After, Fence, FenceAccess, Before, Record };
+    Step step = Step::Close;
+    uint64_t kernel = 0;  // whose accesses come now
+    bool footprint = false, unknown_extent = false;
+    size_t next_fence = 0;
+    trace::Record made;  // the phantom access or fence kernel last handed out
+  } phantom_reading;
   RecordObserver* observer = nullptr;                         // sees what `reader` reads
   size_t next_record = 0;
   std::unique_ptr<FindingCollector> findings;
@@ -41,6 +53,7 @@ struct RankRun {
       if (observer) observer->on_record(buffer);
       return &buffer;
     }
+    if (phantoms) return next_with_phantoms();
     for (;;) {
       if (inserts && next_insert < inserts->size() && (*inserts)[next_insert].before <= next_record)
         return &(*inserts)[next_insert++].record;
@@ -75,6 +88,7 @@ struct RankRun {
 
  private:
   bool skipped(const trace::Record& r) const;  // a synchronisation left out (memory only)
+  const trace::Record* next_with_phantoms();    // engine/phantom_reading.cpp
   [[noreturn]] void out_of_memory() const;
 };
 

@@ -289,8 +289,8 @@ std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, con
     std::vector<std::pair<trace::EventId, trace::StreamId>> pending;  // records due after the current op
     auto flush = [&](size_t before) {
       for (auto [e, s] : pending) {
-        inserts.push_back({before, trace::EventCreate{e, 2}});
-        inserts.push_back({before, trace::EventRecord{0, e, s}});
+        inserts.push_back({before, trace::EventCreate{e, 2}, true});
+        inserts.push_back({before, trace::EventRecord{0, e, s}, true});
       }
       pending.clear();
     };

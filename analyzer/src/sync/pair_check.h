@@ -32,8 +32,9 @@ struct RunVariants {
   // The run in which every kernel without footprint (or with only pointer-tier accesses) and
   // every fence accesses all memory, as a phantom (AnalysisOptions::phantom_ops): it conflicts
   // with every earlier and later access, as a write would, and hides none, since it may leave
-  // any byte untouched. One run (a vector for the checks that loop over touch variants).
-  std::vector<std::vector<RankRecords>> touch;
+  // any byte untouched. Read in place from the run as traced (AnalysisOptions::phantoms): what
+  // is kept is each rank's fences. One variant (a vector for the checks that loop over them).
+  std::vector<std::vector<PhantomFences>> touch;
   // Per rank: seqs of kernels that touch all memory in `touch` (no footprint, pointer tier,
   // or a fence standing for work outside the judged window): the phantoms.
   std::set<std::pair<int, uint64_t>> unfootprinted;
@@ -74,10 +75,14 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order = PassO
 // The unordered pairs of `run`, one of `v`'s. `first_byte`, when given, gets the first
 // conflicting byte of every pair.
 // `inserts`: records added among the run's own (an edit read in place, AnalysisOptions::inserts).
+// `phantoms`: read `run` as the run with phantoms of one of `v.touch`.
 PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& v,
                         std::map<Pair, uint64_t>* first_byte = nullptr,
                         const std::set<std::pair<int, uint64_t>>* skip = nullptr, PassOrder order = PassOrder::Local,
-                        const std::vector<RecordInserts>* inserts = nullptr);
+                        const std::vector<RecordInserts>* inserts = nullptr,
+                        const std::vector<PhantomFences>* phantoms = nullptr);
+// The run with phantoms written out (for an edit that cannot be read in place, and the tests).
+std::vector<RankRecords> with_phantoms(const std::vector<RankRecords>& run, const std::vector<PhantomFences>& fences);
 
 // The pairs of `pairs` the edited run (`w` applied to the variants) leaves unordered: what a check
 // of every variant would find new, when `w` removes only synchronisations whose pairs those are

@@ -31,9 +31,10 @@ struct OrderedReport {
 // launched twice) is not the site's: removing it would find that pair unordered already.
 // `idle_found`: the idle queries are not known yet; the check leaves them out as it meets them,
 // and names them here (their clocks are the same in every variant).
-void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, const SiteIds& ids, PairSet& base,
-                   const std::function<SiteProtection&(SiteId)>& protection_of, bool real, FirstBytes& first_byte,
+void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants& v, const SiteIds& ids,
+                   PairSet& base, const std::function<SiteProtection&(SiteId)>& protection_of, FirstBytes& first_byte,
                    std::set<std::pair<int, uint64_t>>* idle_found = nullptr) {
+  const bool real = !phantoms;
   std::vector<OrderedReport> found;
   std::vector<SiteId> pool;
   std::vector<Pair> unordered;
@@ -45,12 +46,13 @@ void witness_check(const std::vector<RankRecords>& run, const RunVariants& v, co
     o.skip_syncs = &v.idle_queries;
   }
   o.sync_sites = &ids.instances;
+  o.phantoms = phantoms;
   o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { unordered.emplace_back(rank, a, b); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
     found.push_back({{rank, a, b}, lo, static_cast<uint32_t>(pool.size()), static_cast<uint32_t>(sites.size())});
     pool.insert(pool.end(), sites.begin(), sites.end());
   };
-  analyze_records(run, o);
+  analyze_records(v.real(), o);
   base = PairSet(std::move(unordered));
   std::sort(found.begin(), found.end());
   std::vector<std::vector<Pair>> of_site(ids.replaceable + 1);  // by site id; the group's is last
@@ -104,11 +106,11 @@ Protection protection_by_witness(RunVariants& v, const SiteIds& ids) {
   const std::function<SiteProtection&(SiteId)> protection_of = [&](SiteId s) -> SiteProtection& {
     return s == ids.replaceable ? p.replaceable : p.sites[s - 1];
   };
-  witness_check(v.real(), v, ids, p.base.real, protection_of, true, p.first_byte,
+  witness_check(nullptr, v, ids, p.base.real, protection_of, p.first_byte,
                 v.idle_queries_found ? nullptr : &v.idle_queries);
   v.idle_queries_found = true;
-  for (const auto& variant : v.touch)
-    witness_check(variant, v, ids, p.base.touch.emplace_back(), protection_of, false, p.first_byte);
+  for (const auto& phantoms : v.touch)
+    witness_check(&phantoms, v, ids, p.base.touch.emplace_back(), protection_of, p.first_byte);
   return p;
 }
 
@@ -145,7 +147,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
       return;
     }
     for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
-      all.merge(unordered_pairs(v.touch[i], v, &p.first_byte, &skip).minus(p.base.touch[i]));
+      all.merge(unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
     p.sites[lo].real = std::move(real);
     p.sites[lo].all = std::move(all);
   };
@@ -158,7 +160,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   p.replaceable.real = unordered_pairs(v.real(), v, &p.first_byte, &skip).minus(p.base.real);
   p.replaceable.all = p.replaceable.real;
   for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
-    p.replaceable.all.merge(unordered_pairs(v.touch[i], v, &p.first_byte, &skip).minus(p.base.touch[i]));
+    p.replaceable.all.merge(unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
   return p;
 }
 

@@ -31,8 +31,23 @@ class RecordObserver {
 struct RecordInsert {
   size_t before = 0;
   trace::Record record;
+  // It follows the operation before `before` (an event recorded after it) rather than preceding
+  // the record at `before` (a wait for it): a reading with phantoms puts its fences between.
+  bool after_previous = false;
 };
 using RecordInserts = std::vector<RecordInsert>;  // by `before`, then in the order applied
+
+// The run with phantoms, read in place (the over-synchronisation pass, docs/sync-and-replay.md,
+// "How verdicts are computed"): every kernel without a footprint of its own (no access, or only
+// accesses of unknown extent: pointer-tier ones) is followed by an access of all memory, and its
+// accesses of unknown extent are left out; fences, kernels that stand for work outside the judged
+// window, each with its access of all memory, come before the records named here.
+struct PhantomFence {
+  size_t before = 0;  // the rank's records.size(): after the last
+  trace::StreamId stream = 0;
+  uint64_t seq = 0;
+};
+using PhantomFences = std::vector<PhantomFence>;  // by `before`, then in the order applied
 
 struct AnalysisOptions {
   // By default all host threads of a process form one timeline in observed API order;
@@ -72,6 +87,9 @@ struct AnalysisOptions {
   // analyze_records only: per rank (as `ranks`), records applied among the rank's own (added
   // waits), so that a check of an edited run needs no edited copy of it.
   const std::vector<RecordInserts>* inserts = nullptr;
+  // analyze_records only: read every rank as the run with phantoms, with these fences per rank
+  // (as `ranks`), so that the pass's second variant needs no copy of the run.
+  const std::vector<PhantomFences>* phantoms = nullptr;
 
   // analyze_records only, for the over-synchronisation pass (docs/sync-and-replay.md, "How
   // verdicts are computed"). Each rank's own order alone: collectives carry no order between
