@@ -29,14 +29,18 @@ const trace::Record* RankRun::next_with_phantoms() {
     const size_t at = next_record;
     const bool end = at >= records.size();
     switch (p.step) {
-      case Step::Close:
-        p.step = Step::After;
+      case Step::Close: {
+        // Most records have no insert and no fence before them: straight to the record.
+        const bool more = (inserts && next_insert < inserts->size() && (*inserts)[next_insert].before <= at) ||
+                          (p.next_fence < phantoms->size() && (*phantoms)[p.next_fence].before <= at);
+        p.step = more ? Step::After : Step::Record;
         if (end || !belongs_to_previous(records[at])) {
           const uint64_t kernel = p.kernel;
           p.kernel = 0;
           if (kernel && (!p.footprint || p.unknown_extent)) return &(p.made = all_memory(kernel));
         }
         break;
+      }
       case Step::After:
         if (inserts && next_insert < inserts->size() && (*inserts)[next_insert].before <= at &&
             (*inserts)[next_insert].after_previous)
