@@ -188,6 +188,27 @@ PhantomSides sides_of(const PairSet& pairs, const RunVariants& v) {
   return out;
 }
 
+// Six waits between random operations of each rank, and about a quarter of its
+// synchronisations dropped.
+analysis::WhatIf random_edit(const std::vector<analysis::RankRecords>& run, std::mt19937& rng) {
+  analysis::WhatIf w;
+  for (const auto& rr : run) {
+    std::vector<uint64_t> ops;
+    for (const trace::Record& r : rr.records)
+      if (const trace::OpCommon* op = trace::op_common(r)) ops.push_back(op->seq);
+    for (int k = 0; k < 6 && ops.size() > 1; ++k) {
+      const size_t a = rng() % (ops.size() - 1), b = a + 1 + rng() % (ops.size() - 1 - a);
+      w.add.push_back(analysis::AddedWait{rr.rank, ops[a], ops[b]});
+    }
+    for (const trace::Record& r : rr.records)
+      if (analysis::sync_kind(r) && rng() % 4 == 0)
+        std::visit([&](const auto& x) {
+          if constexpr (requires { x.seq; }) w.drop.insert({rr.rank, x.seq});
+        }, r);
+  }
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("site protection: witness sets find what removing each site finds, one pair per phantom and timeline", "[oversync][property]") {
@@ -264,23 +285,8 @@ TEST_CASE("site protection: a check reads added waits in place as it reads them 
   for (uint32_t seed = 1; seed <= 60; ++seed) {
     const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3)));
     const RunVariants v = analysis::make_variants(run, seed % 2 == 0);
-    // Waits between random operations of each rank, and a few synchronisations dropped.
     std::mt19937 rng(seed);
-    analysis::WhatIf w;
-    for (const auto& rr : run) {
-      std::vector<uint64_t> ops;
-      for (const trace::Record& r : rr.records)
-        if (const trace::OpCommon* op = trace::op_common(r)) ops.push_back(op->seq);
-      for (int k = 0; k < 6 && ops.size() > 1; ++k) {
-        const size_t a = rng() % (ops.size() - 1), b = a + 1 + rng() % (ops.size() - 1 - a);
-        w.add.push_back(analysis::AddedWait{rr.rank, ops[a], ops[b]});
-      }
-      for (const trace::Record& r : rr.records)
-        if (analysis::sync_kind(r) && rng() % 4 == 0)
-          std::visit([&](const auto& x) {
-            if constexpr (requires { x.seq; }) w.drop.insert({rr.rank, x.seq});
-          }, r);
-    }
+    const analysis::WhatIf w = random_edit(run, rng);
     const auto skip = v.left_out(w.drop);
     const std::vector<analysis::RecordInserts> inserts = analysis::edit_inserts(run, w);
     const PairSet copied = analysis::unordered_pairs(analysis::apply_edits(run, w), v, nullptr, &skip);
@@ -393,23 +399,8 @@ TEST_CASE("site protection: the run with phantoms read in place is its copy, edi
           in_copy.insert({rr.rank, a->op_seq});
     CHECK(v.unfootprinted == in_copy);
     phantoms += static_cast<int>(in_copy.size());
-    // Waits added between random operations, synchronisations dropped: in place against the
-    // copy edited.
-    analysis::WhatIf w;
-    for (const auto& rr : run) {
-      std::vector<uint64_t> ops;
-      for (const trace::Record& r : rr.records)
-        if (const trace::OpCommon* op = trace::op_common(r)) ops.push_back(op->seq);
-      for (int k = 0; k < 6 && ops.size() > 1; ++k) {
-        const size_t a = rng() % (ops.size() - 1), b = a + 1 + rng() % (ops.size() - 1 - a);
-        w.add.push_back(analysis::AddedWait{rr.rank, ops[a], ops[b]});
-      }
-      for (const trace::Record& r : rr.records)
-        if (analysis::sync_kind(r) && rng() % 4 == 0)
-          std::visit([&](const auto& x) {
-            if constexpr (requires { x.seq; }) w.drop.insert({rr.rank, x.seq});
-          }, r);
-    }
+    // Waits added, synchronisations dropped: in place against the copy edited.
+    const analysis::WhatIf w = random_edit(run, rng);
     const auto skip = v.left_out(w.drop);
     const std::vector<analysis::RecordInserts> inserts = analysis::edit_inserts(run, w);
     const PairSet copied = analysis::unordered_pairs(analysis::apply_edits(copy, w), v, nullptr, &skip);
