@@ -29,6 +29,7 @@ struct OrderedReport {
 // each site. One sort by pair: each pair's lowest byte comes first, and each site's pairs are
 // appended in order. A pair another check of the same two operations leaves unordered (a graph
 // launched twice) is not the site's: removing it would find that pair unordered already.
+// `phantoms`: the variant is the run with phantoms with these fences; null: the run as traced.
 // `idle_found`: the idle queries are not known yet; the check leaves them out as it meets them,
 // and names them here (their clocks are the same in every variant).
 void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants& v, const SiteIds& ids,
@@ -147,7 +148,8 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
       return;
     }
     for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
-      all.merge(unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
+      all.merge(
+          unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
     p.sites[lo].real = std::move(real);
     p.sites[lo].all = std::move(all);
   };
@@ -160,7 +162,8 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   p.replaceable.real = unordered_pairs(v.real(), v, &p.first_byte, &skip).minus(p.base.real);
   p.replaceable.all = p.replaceable.real;
   for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
-    p.replaceable.all.merge(unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
+    p.replaceable.all.merge(
+        unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
   return p;
 }
 
