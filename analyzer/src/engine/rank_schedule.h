@@ -62,6 +62,8 @@ struct RankRun {
       if (!skip || !skipped(r)) return &r;
     }
   }
+  // Whether `r` is a record the reading with phantoms made (a phantom access or a fence kernel).
+  bool made_by_reading(const trace::Record* r) const { return r == &phantom_reading.made; }
   // The rank's hot state toward the caches, ahead of its turn (RankEngine::prefetch).
   void prefetch() const {
     engine->prefetch();

@@ -1,8 +1,8 @@
 #include "sync/pair_check.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
+#include <set>
 
 #include "engine/rank_schedule.h"
 #include "streamhaz/analysis/replay.h"
@@ -14,52 +14,35 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
                           IdleQueries idle_queries) {
   RunVariants v;
   v.real_ = &run;
-  // The run with phantoms is read in place (AnalysisOptions::phantoms): here only its fences and
-  // which operations are phantoms, found as the reading will find them.
+  // The run with phantoms is read in place (AnalysisOptions::phantoms): here its fences, then one
+  // reading of it names the phantoms.
   std::vector<PhantomFences>& plan = v.touch.emplace_back(run.size());
   for (size_t ri = 0; ri < run.size(); ++ri) {
     const RankRecords& in = run[ri];
-    const std::vector<StartFence> none;
-    const std::vector<StartFence>& starts = windows && ri < windows->size() ? (*windows)[ri].fences : none;
     PhantomFences& out = plan[ri];
-    uint64_t kernel = 0, max_seq = 0;
-    bool footprint = false, unknown_extent = false;
-    std::map<trace::StreamId, bool> streams;
-    auto close_kernel = [&] {
-      if (kernel && (!footprint || unknown_extent)) v.unfootprinted.insert({in.rank, kernel});
-      kernel = 0;
-    };
     auto fence = [&](size_t before, trace::StreamId s, uint64_t seq) {
       out.push_back(PhantomFence{before, s, seq});
-      v.unfootprinted.insert({in.rank, seq});
       v.fences.insert({in.rank, seq});
     };
-    size_t next_start = 0;
-    for (size_t index = 0; index < in.records.size(); ++index) {
-      const trace::Record& r = in.records[index];
-      const bool own = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
-                       std::holds_alternative<trace::StringDef>(r);
-      if (!own) close_kernel();
-      for (; next_start < starts.size() && starts[next_start].index == index; ++next_start)
-        fence(index, starts[next_start].stream, starts[next_start].seq);
-      if (const auto* a = std::get_if<trace::Access>(&r); a && a->op_seq == kernel) {
-        if (a->bytes == 0 || a->tier == trace::FootprintTier::Pointer) unknown_extent = true;  // taken as all memory
-        else footprint = true;
-      }
-      if (const trace::OpCommon* op = trace::op_common(r)) {
-        max_seq = std::max(max_seq, op->seq);
-        streams[op->stream] = true;
-        if (std::holds_alternative<trace::Kernel>(r)) {
-          kernel = op->seq;
-          footprint = unknown_extent = false;
+    if (windows && ri < windows->size())  // in record order: each start fence at its place
+      for (const StartFence& f : (*windows)[ri].fences) fence(std::min(f.index, in.records.size()), f.stream, f.seq);
+    if (fences) {  // one at the end of every stream, with seqs after the rank's last
+      uint64_t max_seq = 0;
+      std::set<trace::StreamId> streams;
+      for (const trace::Record& r : in.records)
+        if (const trace::OpCommon* op = trace::op_common(r)) {
+          max_seq = std::max(max_seq, op->seq);
+          streams.insert(op->stream);
         }
-      }
+      for (trace::StreamId s : streams) fence(in.records.size(), s, ++max_seq);
     }
-    close_kernel();
-    for (; next_start < starts.size(); ++next_start)
-      fence(in.records.size(), starts[next_start].stream, starts[next_start].seq);
-    if (fences)
-      for (const auto& [s, used] : streams) fence(in.records.size(), s, ++max_seq);
+    RankRun reading;
+    reading.memory = &in;
+    reading.phantoms = &out;
+    trace::Record buffer;
+    while (const trace::Record* r = reading.next(buffer))
+      if (reading.made_by_reading(r) && std::holds_alternative<trace::Access>(*r))
+        v.unfootprinted.insert({in.rank, std::get<trace::Access>(*r).op_seq});
   }
   if (idle_queries == IdleQueries::ByWitnessCheck) return v;
   // The queries whose success only repeats a wait (their clocks are the same in every variant).
@@ -151,8 +134,8 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& 
 PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs, PassOrder order) {
   if (pairs.empty()) return {};
   std::vector<Pair> left;
-  // The first touch-all variant holds every operation the pairs may name (fences included);
-  // the variants' clocks are all the same.
+  // The first touch-all variant, read with its phantoms, holds every operation the pairs may name
+  // (fences included); the variants' clocks are all the same.
   const std::vector<RankRecords>& run = v.real();
   const std::vector<PhantomFences>* phantoms = v.touch.empty() ? nullptr : &v.touch.front();
   const auto skip = v.left_out(w.drop);
