@@ -113,6 +113,27 @@ TEST_CASE("AllocationIndex scan agrees with asking about each word, on random ar
   }
 }
 
+TEST_CASE("AllocationIndex forgets the ranges recent lookups remembered once allocations change") {
+  AllocationIndex index;
+  index.add(kSegment, 1 << 20);
+  // Allocations on both sides keep the bounding range wide after the removal.
+  index.add(kSegment - (4 << 20), 4096);
+  index.add(kSegment + (4 << 20), 4096);
+  std::vector<uint64_t> found;
+  index.pointers_in(words({kSegment + 64}), found);  // remembered by its 2 MiB page
+  REQUIRE(found.size() == 1);
+  index.remove(kSegment);
+  CHECK_FALSE(index.contains(kSegment + 64));
+  found.clear();
+  index.pointers_in(words({kSegment + 64}), found);
+  CHECK(found.empty());
+  // A base used again with a smaller size: the old end is gone.
+  index.add(kSegment, 1 << 20);
+  CHECK(index.contains(kSegment + 8192));
+  index.add(kSegment, 4096);
+  CHECK_FALSE(index.contains(kSegment + 8192));
+}
+
 TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
   AllocationIndex index;
   index.add(kSegment, 1 << 20);
