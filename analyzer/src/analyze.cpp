@@ -102,6 +102,7 @@ EngineOptions engine_options(const AnalysisOptions& o) {
   e.order_checks = o.order_checks;
   e.on_conflict = o.on_conflict;
   e.on_ordered_by_sites = o.on_ordered_by_sites;
+  e.on_phantom_ordered_by_sites = o.on_phantom_ordered_by_sites;
   e.on_idle_query = o.on_idle_query;
   e.skip_idle_queries = o.skip_idle_queries;
   return e;

@@ -161,30 +161,43 @@ TraceBuilder random_sync_job(uint32_t seed, int world) {
   return run;
 }
 
-// A site's pairs split as the witness check keeps them: pairs whose later operation is no phantom,
-// all of them; pairs ending at a phantom, only which phantoms (rank, seq) they end at. For each
-// phantom the witness check keeps the latest operation of each timeline ordered before it (its
-// sites include every earlier one's), so it holds fewer of those pairs than removal finds but
-// reaches every phantom removal reaches, and gives every site the same verdict.
+// A site's pairs split as the witness check keeps them: pairs of two real operations, all of
+// them; pairs with a phantom on either side, only which phantoms (rank, seq) the site orders. Of
+// the operations of one timeline ordered before an operation, the witness check keeps a pair with
+// the latest (its sites include every earlier one's): the latest of all of them before a phantom,
+// the latest phantom before a real access; the earlier phantoms it passes over still count among
+// the kernels without footprint the site orders (SiteProtection::unfootprinted). So it holds
+// fewer pairs with phantoms than removal finds but reaches every phantom removal reaches, and
+// gives every site the same verdict.
 struct PhantomSides {
   PairSet plain;
   std::set<std::pair<int, uint64_t>> phantoms;
   size_t phantom_pairs = 0;
   bool operator==(const PhantomSides& o) const { return plain == o.plain && phantoms == o.phantoms; }
 };
-PhantomSides sides_of(const PairSet& pairs, const RunVariants& v) {
+PhantomSides sides_of(const analysis::SiteProtection& sp, const RunVariants& v) {
   PhantomSides out;
   std::vector<analysis::Pair> plain;
-  for (const auto& p : pairs) {
+  for (const auto& p : sp.all) {
     const auto& [rank, a, b] = p;
-    if (!v.unfootprinted.count({rank, b})) {
+    if (!v.unfootprinted.count({rank, a}) && !v.unfootprinted.count({rank, b})) {
       plain.push_back(p);
       continue;
     }
-    out.phantoms.insert({rank, b});
     ++out.phantom_pairs;
   }
   out.plain = PairSet(std::move(plain));
+  out.phantoms = sp.unfootprinted;
+  return out;
+}
+
+// The kernels without footprint (either side) in `pairs`: what SiteProtection::unfootprinted
+// holds when every pair is kept.
+std::set<std::pair<int, uint64_t>> phantoms_in(const PairSet& pairs, const RunVariants& v) {
+  std::set<std::pair<int, uint64_t>> out;
+  for (const auto& [rank, a, b] : pairs)
+    for (uint64_t op : {a, b})
+      if (v.unfootprinted.count({rank, op})) out.insert({rank, op});
   return out;
 }
 
@@ -227,11 +240,13 @@ TEST_CASE("site protection: witness sets find what removing each site finds, one
     CHECK(witness.base.touch == removal.base.touch);
     REQUIRE(witness.sites.size() == removal.sites.size());
     CHECK(witness.replaceable.real == removal.replaceable.real);
-    CHECK(sides_of(witness.replaceable.all, v) == sides_of(removal.replaceable.all, v));
+    CHECK(sides_of(witness.replaceable, v) == sides_of(removal.replaceable, v));
+    CHECK(removal.replaceable.unfootprinted == phantoms_in(removal.replaceable.all, v));
     for (size_t s = 0; s < ids.keys.size(); ++s) {
       CAPTURE(ids.keys[s]);
       CHECK(witness.sites[s].real == removal.sites[s].real);
-      const PhantomSides w = sides_of(witness.sites[s].all, v), r = sides_of(removal.sites[s].all, v);
+      const PhantomSides w = sides_of(witness.sites[s], v), r = sides_of(removal.sites[s], v);
+      CHECK(removal.sites[s].unfootprinted == phantoms_in(removal.sites[s].all, v));
       CHECK(w == r);
       CHECK(w.phantom_pairs <= r.phantom_pairs);
       // Every pair the witness check keeps is one removal finds.

@@ -29,6 +29,7 @@ struct EngineOptions {
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte,
                      std::span<const uint32_t> sites)>
       on_ordered_by_sites;
+  std::function<void(int rank, uint64_t phantom_seq, std::span<const uint32_t> sites)> on_phantom_ordered_by_sites;
   std::function<void(int rank, uint64_t seq)> on_idle_query;
   bool skip_idle_queries = false;
 };

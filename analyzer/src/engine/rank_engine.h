@@ -314,6 +314,7 @@ class RankEngine {
   std::vector<OpConflict> op_conflicts_;  // of the operation being checked
   std::vector<OpConflict> op_possible_;   // its possible conflicts (pointer tier)
   std::vector<OpConflict> op_ordered_;    // its pairs ordered only through sites (tracing_sites())
+  std::vector<OpStamp> op_passed_over_;   // phantoms of those pairs a later one stands for
   std::vector<Conflict> ordered_scratch_;
   std::vector<SiteId> sites_scratch_;
   bool pass_checks_ = false;  // touch_for_pass()

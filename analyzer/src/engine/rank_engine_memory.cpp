@@ -30,24 +30,37 @@ void gather(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second
 }
 bool writes(AccessMode m) { return uint8_t(m) & uint8_t(AccessMode::Write); }
 
-// A phantom's ordered pairs, one per timeline: of two earlier operations on one timeline, the
-// later needs every site the earlier one needs (VectorClock::sites_needed_for: a site is needed
-// for an epoch when the clock without it is below the epoch's value), so the latest one alone
-// decides which sites the phantom's order rests on, and waits that order it order the rest by
-// timeline order. A phantom meets every access kept since the last write, over all memory; this
-// keeps the pass's work per phantom to its timelines. Operations of graphs stay apart: a graph
-// launched twice checks one pair twice, and a pair another launch leaves unordered is no site's;
-// so do earlier phantoms, which the verdict counts (kernels without footprint a site may order).
+// Which earlier operations gather_latest keeps one pair per timeline of: every one (the later
+// operation is a phantom, which meets everything kept since the last write), or the phantoms
+// alone (a real access keeps every pair with real operations, the pairs of the run as traced).
+enum class Latest : uint8_t { OfAll, OfPhantoms };
+
+// Ordered pairs, one per timeline: of two earlier operations on one timeline, the later needs
+// every site the earlier one needs (VectorClock::sites_needed_for: a site is needed for an epoch
+// when the clock without it is below the epoch's value), so the latest one alone decides which
+// sites the order rests on, and waits that order it order the rest by timeline order. A phantom
+// meets every access kept since the last write, over all memory, and every access meets every
+// phantom since the last write: this keeps the pass's pairs per operation to its timelines.
+// Operations of graphs stay apart: a graph launched twice checks one pair twice, and a pair
+// another launch leaves unordered is no site's. Earlier phantoms left out go to `passed_over`:
+// the verdict counts the kernels without footprint a site orders (RankEngine::report_ordered).
 template <typename OpConflictT>
-void gather_latest(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role) {
-  constexpr uint8_t kApart = kOpInGraph | kOpPhantom;
-  if (c.first.flags & kApart) return gather(into, c, second_role);
+void gather_latest(std::vector<OpConflictT>& into, const Conflict& c, AccessMode second_role, Latest of,
+                   std::vector<OpStamp>& passed_over) {
+  auto one_per_timeline = [of](const OpStamp& first) {
+    return !(first.flags & kOpInGraph) && (of == Latest::OfAll || (first.flags & kOpPhantom));
+  };
+  if (!one_per_timeline(c.first)) return gather(into, c, second_role);
   for (OpConflictT& oc : into) {
-    if (oc.c.first.epoch.timeline != c.first.epoch.timeline || (oc.c.first.flags & kApart)) continue;
-    if (oc.c.first == c.first)  // the same operation elsewhere in memory: one pair, its lowest byte
+    if (oc.c.first.epoch.timeline != c.first.epoch.timeline || !one_per_timeline(oc.c.first)) continue;
+    if (oc.c.first == c.first) {  // the same operation elsewhere in memory: one pair, its lowest byte
       merge_into(oc, c, second_role);
-    else if (oc.c.first.epoch.clock < c.first.epoch.clock)
+    } else if (oc.c.first.epoch.clock < c.first.epoch.clock) {
+      if (oc.c.first.flags & kOpPhantom) passed_over.push_back(oc.c.first);
       oc = {c, second_role};
+    } else if (c.first.flags & kOpPhantom) {
+      passed_over.push_back(c.first);
+    }
     return;
   }
   into.push_back({c, second_role});
@@ -134,13 +147,17 @@ void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const Vec
                           : options_.lasting_phantom_ops && options_.lasting_phantom_ops->count({rank_, op.seq})
                               ? Phantom::Lasting
                               : Phantom::Yes;
-  const bool latest_only = phantom != Phantom::No && !(op.flags & kOpInGraph);
+  // An operation of a graph keeps every pair (gather_latest); a phantom one per timeline; a
+  // real access one per timeline of the phantoms it meets.
+  const bool in_graph = op.flags & kOpInGraph;
+  const bool latest_only = phantom != Phantom::No && !in_graph;
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom,
                  latest_only ? ShadowMemory::Ordered::LatestPerTimeline : ShadowMemory::Ordered::All);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
   if (ordered) {
+    const Latest of = latest_only ? Latest::OfAll : Latest::OfPhantoms;
     for (const Conflict& c : *ordered)
-      latest_only ? gather_latest(op_ordered_, c, b.mode) : gather(op_ordered_, c, b.mode);
+      in_graph ? gather(op_ordered_, c, b.mode) : gather_latest(op_ordered_, c, b.mode, of, op_passed_over_);
   }
   if (!pointer_shadow_.empty()) {
     pointer_conflicts_.clear();
@@ -208,6 +225,19 @@ void RankEngine::report_ordered(const OpStamp& op) {
     if (!sites_scratch_.empty()) options_.on_ordered_by_sites(rank_, oc.c.first.seq, op.seq, oc.c.lo, sites_scratch_);
   }
   op_ordered_.clear();
+  if (op_passed_over_.empty()) return;
+  // The phantoms a later one of their timeline stands for in the pairs: each once, with its sites.
+  std::sort(op_passed_over_.begin(), op_passed_over_.end(),
+            [](const OpStamp& a, const OpStamp& b) { return a.seq < b.seq; });
+  for (size_t i = 0; i < op_passed_over_.size(); ++i) {
+    const OpStamp& p = op_passed_over_[i];
+    if (i > 0 && op_passed_over_[i - 1].seq == p.seq) continue;
+    sites_scratch_.clear();
+    now.sites_needed_for(p.epoch, sites_scratch_);
+    if (!sites_scratch_.empty() && options_.on_phantom_ordered_by_sites)
+      options_.on_phantom_ordered_by_sites(rank_, p.seq, sites_scratch_);
+  }
+  op_passed_over_.clear();
 }
 
 }  // namespace streamhaz::analysis

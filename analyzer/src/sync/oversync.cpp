@@ -24,7 +24,7 @@ namespace {
 
 // One group per site key, in the order of first instances, with the verdict of the site.
 std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const SiteIds& ids, const Protection& p,
-                                   const RunVariants& variants, bool others_order_pairs) {
+                                   bool others_order_pairs) {
   std::map<std::string, size_t> index;
   std::vector<SiteGroup> groups;
   for (const SyncSite& s : sites) {
@@ -47,19 +47,7 @@ std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const Sit
                                      : SyncJudgement::Redundant;
     g.pairs = sp.real.size();
     g.protected_pairs = sp.all;
-    // Each operation once: a kernel without footprint is in many of a site's pairs. The pairs
-    // are sorted, so their earlier operations come in order; the later ones are sorted here.
-    std::vector<std::pair<int, uint64_t>> firsts, seconds;
-    seconds.reserve(sp.all.size());
-    for (const auto& [rank, a, b] : sp.all) {
-      if (firsts.empty() || firsts.back() != std::pair{rank, a}) firsts.emplace_back(rank, a);
-      seconds.emplace_back(rank, b);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    seconds.erase(std::unique(seconds.begin(), seconds.end()), seconds.end());
-    for (const auto* ops : {&firsts, &seconds})
-      for (const auto& op : *ops)
-        if (variants.unfootprinted.count(op)) g.unfootprinted.insert(op);
+    g.unfootprinted = sp.unfootprinted;
   }
   return groups;
 }
@@ -174,7 +162,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
         "and {}); a synchronisation of any rank may be what orders them, so none is called redundant",
         through_others.size(), rank, a, b));
   }
-  std::vector<SiteGroup> groups = group_sites(sites, ids, protection, variants, !through_others.empty());
+  std::vector<SiteGroup> groups = group_sites(sites, ids, protection, !through_others.empty());
   const trace::FootprintTier tier = weakest_tier(run);
   rep.ran = true;
 

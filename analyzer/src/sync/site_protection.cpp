@@ -11,6 +11,14 @@ namespace streamhaz::analysis {
 namespace {
 
 using FirstBytes = std::map<Pair, uint64_t>;
+using Ops = std::set<std::pair<int, uint64_t>>;
+
+// The operations of `pairs` (either side) that are in `unfootprinted`, added to `out`.
+void add_unfootprinted(const PairSet& pairs, const Ops& unfootprinted, Ops& out) {
+  for (const auto& [rank, a, b] : pairs)
+    for (uint64_t op : {a, b})
+      if (unfootprinted.count({rank, op})) out.insert({rank, op});
+}
 
 // What one check of a variant hands over: each pair ordered only through sites, once per report
 // (an access of the later operation), with its first conflicting byte and the sites, which sit
@@ -53,6 +61,12 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
     found.push_back({{rank, a, b}, lo, static_cast<uint32_t>(pool.size()), static_cast<uint32_t>(sites.size())});
     pool.insert(pool.end(), sites.begin(), sites.end());
   };
+  // Earlier phantoms a later one of their timeline stands for: no pair, but a kernel the site orders.
+  // Neither side of their pairs is in a graph, so no other check of the pair leaves it unordered.
+  std::vector<std::pair<SiteId, std::pair<int, uint64_t>>> passed_over;
+  o.on_phantom_ordered_by_sites = [&](int rank, uint64_t phantom, std::span<const uint32_t> sites) {
+    for (SiteId site : sites) passed_over.push_back({site, {rank, phantom}});
+  };
   analyze_records(v.real(), o);
   base = PairSet(std::move(unordered));
   std::sort(found.begin(), found.end());
@@ -76,9 +90,11 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
     if (of_site[site].empty()) continue;
     SiteProtection& sp = protection_of(site);
     PairSet pairs(std::move(of_site[site]));
+    add_unfootprinted(pairs, v.unfootprinted, sp.unfootprinted);
     if (real) sp.real.merge(pairs);
     sp.all.merge(pairs);
   }
+  for (const auto& [site, phantom] : passed_over) protection_of(site).unfootprinted.insert(phantom);
 }
 
 }  // namespace
@@ -152,6 +168,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
           unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
     p.sites[lo].real = std::move(real);
     p.sites[lo].all = std::move(all);
+    add_unfootprinted(p.sites[lo].all, v.unfootprinted, p.sites[lo].unfootprinted);
   };
   judge(0, ids.keys.size());
   // The group: every replaceable site removed at once.
@@ -164,6 +181,7 @@ Protection protection_by_removal(const RunVariants& v, const SiteIds& ids) {
   for (size_t i = 0; i < v.touch.size() && i < p.base.touch.size(); ++i)
     p.replaceable.all.merge(
         unordered_pairs(v.real(), v, &p.first_byte, &skip, PassOrder::Local, nullptr, &v.touch[i]).minus(p.base.touch[i]));
+  add_unfootprinted(p.replaceable.all, v.unfootprinted, p.replaceable.unfootprinted);
   return p;
 }
 

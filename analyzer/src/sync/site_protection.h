@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -36,6 +37,10 @@ SiteIds judged_sites(const std::vector<SyncSite>& sites);
 struct SiteProtection {
   PairSet real;  // pairs of the run as traced that only this site orders
   PairSet all;   // ...and those of the touch-all variants
+  // The kernels without footprint (and fences) in those pairs, (rank, seq). By witness sets `all`
+  // holds one pair per timeline of earlier phantoms (AnalysisOptions::on_phantom_ordered_by_sites),
+  // so this is not read off `all`: both ways give the same set.
+  std::set<std::pair<int, uint64_t>> unfootprinted;
 };
 
 struct Protection {

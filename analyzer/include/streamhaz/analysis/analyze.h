@@ -113,6 +113,11 @@ struct AnalysisOptions {
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte,
                      std::span<const uint32_t> sites)>
       on_ordered_by_sites;
+  // Of the pairs whose earlier operation is a phantom, on_ordered_by_sites gets the latest
+  // phantom of each timeline before an operation (its sites include every earlier one's); each
+  // earlier phantom ordered only through sites comes here instead, once per later operation, so
+  // that the kernels without footprint a site orders can be counted.
+  std::function<void(int rank, uint64_t phantom_seq, std::span<const uint32_t> sites)> on_phantom_ordered_by_sites;
   // Called for every successful event or stream query whose event or stream the host had
   // already waited for: it observes nothing the host did not know, and its success says only
   // that the host waited (the pass leaves such queries out of every check: without the wait
