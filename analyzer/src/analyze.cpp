@@ -95,6 +95,7 @@ EngineOptions engine_options(const AnalysisOptions& o) {
   e.per_thread_host = o.per_thread_host;
   e.local_order = o.local_order;
   e.keep_all_readers = o.keep_all_readers;
+  e.phantom_run = o.phantoms != nullptr;
   e.skip_syncs = o.skip_syncs;
   e.phantom_ops = o.phantom_ops;
   e.lasting_phantom_ops = o.lasting_phantom_ops;

@@ -147,17 +147,18 @@ void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const Vec
                           : options_.lasting_phantom_ops && options_.lasting_phantom_ops->count({rank_, op.seq})
                               ? Phantom::Lasting
                               : Phantom::Yes;
-  // An operation of a graph keeps every pair (gather_latest); a phantom one per timeline; a
-  // real access one per timeline of the phantoms it meets.
-  const bool in_graph = op.flags & kOpInGraph;
-  const bool latest_only = phantom != Phantom::No && !in_graph;
+  // In the run with phantoms (gather_latest): a phantom keeps one pair per timeline, a real access
+  // one per timeline of the phantoms it meets, an operation of a graph every pair. The run as
+  // traced keeps every pair: they are the pairs a site is said to protect (SyncVerdict::pairs).
+  const bool one_per_timeline = options_.phantom_run && !(op.flags & kOpInGraph);
+  const bool latest_only = phantom != Phantom::No && one_per_timeline;
   shadow_.access(b.lo, b.hi, b.mode, op, now, conflicts_, ordered, phantom,
                  latest_only ? ShadowMemory::Ordered::LatestPerTimeline : ShadowMemory::Ordered::All);
   for (const Conflict& c : conflicts_) gather(op_conflicts_, c, b.mode);
   if (ordered) {
     const Latest of = latest_only ? Latest::OfAll : Latest::OfPhantoms;
     for (const Conflict& c : *ordered)
-      in_graph ? gather(op_ordered_, c, b.mode) : gather_latest(op_ordered_, c, b.mode, of, op_passed_over_);
+      one_per_timeline ? gather_latest(op_ordered_, c, b.mode, of, op_passed_over_) : gather(op_ordered_, c, b.mode);
   }
   if (!pointer_shadow_.empty()) {
     pointer_conflicts_.clear();
