@@ -129,32 +129,52 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
   for (const RankRecords& rr : run) {
     const auto mine = waits_of.find(rr.rank);
     if (mine == waits_of.end()) continue;
-    std::unordered_map<trace::StringId, std::string> strings;
-    std::unordered_map<trace::StreamId, std::string> streams;
+    // Views of the records' own text; of the operations, only those the waits name.
+    std::unordered_map<trace::StringId, std::string_view> strings;
+    std::unordered_map<trace::StreamId, std::string_view> streams;
     std::unordered_map<uint64_t, const trace::Record*> ops;
-    std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> names;  // [lo, hi) -> buffer
+    std::unordered_set<uint64_t> named;
+    for (const AddedWait* w : mine->second) named.insert({w->after_seq, w->before_seq});
+    std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string_view>> names;  // [lo, hi) -> buffer
     for (const trace::Record& r : rr.records) {
       if (const auto* s = std::get_if<trace::StringDef>(&r)) strings[s->id] = s->text;
-      if (const auto* n = std::get_if<trace::StreamName>(&r)) streams[n->stream] = strings[n->name];
-      if (const auto* b = std::get_if<trace::BufferName>(&r)) names.push_back({{b->ptr, b->ptr + b->bytes}, strings[b->name]});
-      if (const trace::OpCommon* op = trace::op_common(r)) ops[op->seq] = &r;
+      else if (const auto* n = std::get_if<trace::StreamName>(&r)) streams[n->stream] = strings[n->name];
+      else if (const auto* b = std::get_if<trace::BufferName>(&r)) names.push_back({{b->ptr, b->ptr + b->bytes}, strings[b->name]});
+      else if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) ops[op->seq] = &r;
     }
+    // The buffer holding a byte: the last name given to a range that holds it. Looked up once per
+    // byte: the pairs of a run start at the same few bytes over and over.
+    std::unordered_map<uint64_t, std::string_view> buffer_of;
+    auto buffer_at = [&](uint64_t byte) {
+      auto [it, fresh] = buffer_of.try_emplace(byte, "an unnamed buffer");
+      if (fresh)
+        for (const auto& [range, name] : names)
+          if (byte >= range.first && byte < range.second) it->second = name;
+      return it->second;
+    };
     // The pairs this rank's waits order, by their later operation.
     std::unordered_map<uint64_t, std::vector<const Pair*>> pairs_before;
     for (const Pair& p : pairs.of_rank(rr.rank)) pairs_before[std::get<2>(p)].push_back(&p);
     auto stream = [&](trace::StreamId s) {
-      return streams.count(s) && !streams[s].empty() ? streams[s] : fmt::format("stream {}", s);
+      return streams.count(s) && !streams[s].empty() ? std::string(streams[s]) : fmt::format("stream {}", s);
+    };
+    // Demangled once per kernel name: the waits of a run name the same few kernels over and over.
+    std::unordered_map<trace::StringId, std::string> readable;
+    auto kernel_name = [&](trace::StringId name) -> const std::string& {
+      auto [it, fresh] = readable.try_emplace(name);
+      if (fresh) it->second = readable_kernel_name(strings[name]);
+      return it->second;
     };
     auto label = [&](uint64_t seq) {
       const trace::Record& r = *ops.at(seq);
       const trace::OpCommon* op = trace::op_common(r);
       std::string l;
-      if (const auto* k = std::get_if<trace::Kernel>(&r)) l = "kernel " + readable_kernel_name(strings[k->name]);
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) l = "kernel " + kernel_name(k->name);
       else if (const auto* m = std::get_if<trace::Memcpy>(&r)) l = fmt::format("memcpy {}", trace::to_string(m->kind));
       else if (std::holds_alternative<trace::Memset>(r)) l = "memset";
       else if (const auto* n = std::get_if<trace::Nccl>(&r)) l = trace::to_string(n->kind);
       else l = "operation";
-      if (const std::string nvtx = op->nvtx ? nvtx_path(strings[op->nvtx]) : ""; !nvtx.empty())
+      if (const std::string nvtx = op->nvtx ? nvtx_path(std::string(strings[op->nvtx])) : ""; !nvtx.empty())
         l += fmt::format(" (NVTX {})", nvtx);
       return l;
     };
@@ -174,13 +194,11 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
       if (ordered == pairs_before.end()) continue;
       for (const auto* p : ordered->second) {
         auto fb = first_byte.find(*p);
-        std::string buffer = "memory a kernel without footprint may touch";
-        if (fb != first_byte.end() && fb->second != 0)
-          for (const auto& [range, name] : names)
-            if (fb->second >= range.first && fb->second < range.second) buffer = name;
-        if (fb != first_byte.end() && fb->second != 0 && buffer.rfind("memory a kernel", 0) == 0)
-          buffer = "an unnamed buffer";
-        it->second.buffers.insert(buffer);
+        if (fb == first_byte.end() || fb->second == 0) {
+          it->second.buffers.insert("memory a kernel without footprint may touch");
+          continue;
+        }
+        it->second.buffers.insert(std::string(buffer_at(fb->second)));
       }
     }
   }

@@ -63,29 +63,36 @@ void shape_by_starts(const std::string& file, const std::vector<uint64_t>& start
 }  // namespace
 
 void ShapeReader::on_record(const trace::Record& r) {
+  const auto* tm = std::get_if<trace::Timing>(&r);
+  if (tm || std::holds_alternative<trace::Access>(r)) return on_plain(tm);
   TraceShape& t = shape_;
   const bool unranged = t.steps.empty();
-  // Accesses and GPU times, most of a trace, are no call, token, range edge or synchronisation:
-  // they only count (what the general path below would find for them).
-  const auto* tm = std::get_if<trace::Timing>(&r);
-  const bool plain = tm || std::holds_alternative<trace::Access>(r);
-  bool token = false;
-  if (!plain) {
-    const size_t tokens = pattern_.tokens().size();
-    if (unranged) pattern_.feed(r, t.records);
-    if (trace::is_stack_record(r)) return;
-    token = pattern_.tokens().size() > tokens;
-  }
+  const size_t tokens = pattern_.tokens().size();
+  if (unranged) pattern_.feed(r, t.records);
+  if (trace::is_stack_record(r)) return;
+  const bool token = pattern_.tokens().size() > tokens;
   const uint64_t index = t.records++;
-  const RecordFacts f = plain ? RecordFacts{} : facts_of(r);
+  const RecordFacts f = facts_of(r);
   if (unranged) {
     segments_.add(f, index, token || after_token_);
     after_token_ = token;
+  }
+  if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
+  add_to_step(t, f, index, finder_.feed(r), current_);
+}
+
+// Accesses and GPU times, most of a trace, are no call, token, range edge or synchronisation:
+// they only count, as the general path would count them.
+void ShapeReader::on_plain(const trace::Timing* tm) {
+  TraceShape& t = shape_;
+  const uint64_t index = t.records++;
+  if (t.steps.empty()) {
+    segments_.add_plain(index, after_token_);
+    after_token_ = false;
     if (tm) segments_.add_timing(tm->op_seq);
   }
   if (tm) count_timed(t.steps, tm->op_seq);
-  if (!plain && std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
-  add_to_step(t, f, index, plain ? -1 : finder_.feed(r), current_);
+  if (current_ >= 0) ++t.steps[current_].records;  // add_to_step of a record that is no call
 }
 
 TraceShape ShapeReader::finish(const std::string& file, bool reread_pattern_steps) {

@@ -23,6 +23,8 @@ class ShapeReader : public RecordObserver {
   TraceShape finish(const std::string& file, bool reread_pattern_steps);
 
  private:
+  void on_plain(const trace::Timing* tm);  // an access or GPU time
+
   TraceShape shape_;
   StepFinder finder_;
   int current_ = -1;       // the step the records belong to (from its first call on)

@@ -20,6 +20,12 @@ class StepSegments {
  public:
   // Record `index` (stack records not counted); `boundary`: a step may start here.
   void add(RecordFacts f, uint64_t index, bool boundary);
+  // add() of a record that is no call and no synchronisation.
+  void add_plain(uint64_t index, bool boundary) {
+    if (boundary || segments_.empty()) return add(RecordFacts{}, index, boundary);
+    Segment& g = segments_.back();
+    ++(g.has_call ? g.records : g.lead_records);
+  }
   // A GPU time of operation `op_seq` (read after its operation).
   void add_timing(uint64_t op_seq);
   // The steps starting at `starts` (record indices), none from `end` on, into t.steps. False
