@@ -263,51 +263,73 @@ std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, con
     const auto found = adds_of.find(in.rank);
     if (found == adds_of.end()) continue;  // no scan of a rank without added waits
     const std::vector<const AddedWait*>& adds = found->second;
-    // Added waits of this rank, by the operation they follow / precede.
-    std::map<uint64_t, std::vector<trace::EventId>> record_after;
-    std::map<uint64_t, std::vector<trace::EventId>> wait_before;
-    // Which of the operations the waits name this rank has, and the first free event id.
-    std::set<uint64_t> named, present;
-    for (const AddedWait* a : adds) named.insert({a->after_seq, a->before_seq});
+    // The operations the waits name (sorted), where each is among the records, and the first free
+    // event id: one read of the rank's records (a what-if of the pass is made for every site).
+    std::vector<uint64_t> named;
+    for (const AddedWait* a : adds) named.insert(named.end(), {a->after_seq, a->before_seq});
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    auto slot = [&](uint64_t seq) -> size_t {
+      auto it = std::lower_bound(named.begin(), named.end(), seq);
+      return it != named.end() && *it == seq ? static_cast<size_t>(it - named.begin()) : named.size();
+    };
+    std::vector<std::pair<size_t, size_t>> at;  // (record index, slot), in record order
     trace::EventId next_event = 1;
-    for (const trace::Record& r : in.records) {
+    for (size_t i = 0; i < in.records.size(); ++i) {
+      const trace::Record& r = in.records[i];
       if (const auto* c = std::get_if<trace::EventCreate>(&r)) next_event = std::max(next_event, c->event + 1);
       if (const auto* c = std::get_if<trace::EventRecord>(&r)) next_event = std::max(next_event, c->event + 1);
       if (const auto* c = std::get_if<trace::EventWait>(&r)) next_event = std::max(next_event, c->event + 1);
-      if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) present.insert(op->seq);
+      if (const trace::OpCommon* op = trace::op_common(r))
+        if (const size_t k = slot(op->seq); k < named.size()) at.push_back({i, k});
     }
+    std::vector<bool> present(named.size());
+    for (const auto& [i, k] : at) present[k] = true;
+    std::vector<std::vector<trace::EventId>> record_after(named.size()), wait_before(named.size());
     for (const AddedWait* ap : adds) {
       const AddedWait& a = *ap;
-      if (!present.count(a.after_seq) || !present.count(a.before_seq))
-        throw WhatIfError(fmt::format("add-wait: rank {} has no operation with seq {}", a.rank,
-                                      present.count(a.after_seq) ? a.before_seq : a.after_seq));
+      const bool has_after = present[slot(a.after_seq)], has_before = present[slot(a.before_seq)];
+      if (!has_after || !has_before)
+        throw WhatIfError(
+            fmt::format("add-wait: rank {} has no operation with seq {}", a.rank, has_after ? a.before_seq : a.after_seq));
       const trace::EventId e = next_event++;
-      record_after[a.after_seq].push_back(e);
-      wait_before[a.before_seq].push_back(e);
+      record_after[slot(a.after_seq)].push_back(e);
+      wait_before[slot(a.before_seq)].push_back(e);
     }
-    RecordInserts& inserts = out[ri];
-    std::vector<std::pair<trace::EventId, trace::StreamId>> pending;  // records due after the current op
-    auto flush = [&](size_t before) {
-      for (auto [e, s] : pending) {
-        inserts.push_back({before, trace::EventCreate{e, 2}, true});
-        inserts.push_back({before, trace::EventRecord{0, e, s}, true});
-      }
-      pending.clear();
+    // A wait goes right before its operation; an event record after the operation, behind the
+    // records that belong to it (its Access and Timing records), so before the next record that
+    // does not. At one place the records due after the previous operation come first.
+    struct Placed {
+      size_t before;
+      bool wait;
+      trace::EventId event;
+      trace::StreamId stream;
     };
-    for (size_t i = 0; i < in.records.size(); ++i) {
-      const trace::Record& r = in.records[i];
-      // A kernel's Access and Timing records belong to it: the added record comes after them.
-      const bool belongs = std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
-                           std::holds_alternative<trace::StringDef>(r);
-      if (!belongs) flush(i);
-      if (const trace::OpCommon* op = trace::op_common(r)) {
-        if (auto it = wait_before.find(op->seq); it != wait_before.end())
-          for (trace::EventId e : it->second) inserts.push_back({i, trace::EventWait{0, op->stream, e}});
-        if (auto it = record_after.find(op->seq); it != record_after.end())
-          for (trace::EventId e : it->second) pending.push_back({e, op->stream});
-      }
+    std::vector<Placed> placed;
+    auto belongs = [](const trace::Record& r) {
+      return std::holds_alternative<trace::Access>(r) || std::holds_alternative<trace::Timing>(r) ||
+             std::holds_alternative<trace::StringDef>(r);
+    };
+    for (const auto& [i, k] : at) {
+      const trace::StreamId stream = trace::op_common(in.records[i])->stream;
+      for (trace::EventId e : wait_before[k]) placed.push_back({i, true, e, stream});
+      if (record_after[k].empty()) continue;
+      size_t next = i + 1;
+      while (next < in.records.size() && belongs(in.records[next])) ++next;
+      for (trace::EventId e : record_after[k]) placed.push_back({next, false, e, stream});
     }
-    flush(in.records.size());
+    std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+      return a.before != b.before ? a.before < b.before : !a.wait && b.wait;
+    });
+    RecordInserts& inserts = out[ri];
+    for (const Placed& p : placed) {
+      if (p.wait) {
+        inserts.push_back({p.before, trace::EventWait{0, p.stream, p.event}});
+        continue;
+      }
+      inserts.push_back({p.before, trace::EventCreate{p.event, 2}, true});
+      inserts.push_back({p.before, trace::EventRecord{0, p.event, p.stream}, true});
+    }
   }
   return out;
 }
