@@ -27,8 +27,7 @@ std::string child_below(const std::string& path, size_t range_end) {
 // too), and whole sub-paths come back several times within one step.
 int StepFinder::feed_edge(const trace::RangeEdge& e) {
   edges_ = true;
-  const auto path = strings_.find(e.path);
-  const bool outermost = path != strings_.end() && trace::opens_outermost_range(path->second, name_);
+  const bool outermost = parts_of(e.path).opens_outermost;
   if (open_) {
     // An instance found without its push (open_path_ 0) ends at the first pop of the range.
     if (!e.push && (e.path == open_path_ || (open_path_ == 0 && outermost))) open_ = false;
@@ -42,26 +41,27 @@ int StepFinder::feed_edge(const trace::RangeEdge& e) {
 }
 
 const StepFinder::PathParts& StepFinder::parts_of(trace::StringId nvtx) {
-  if (path_.valid && path_.id == nvtx) return path_;
-  path_ = PathParts{};
-  path_.valid = true;
-  path_.id = nvtx;
+  auto [known, fresh] = paths_.try_emplace(nvtx);
+  PathParts& parts = known->second;
+  if (!fresh) return parts;
   const auto path = strings_.find(nvtx);
-  path_.at = path == strings_.end() ? std::string::npos : outermost_range_end(path->second, name_);
-  if (path_.at != std::string::npos) {
-    const size_t at = path_.at;
+  if (path == strings_.end()) return parts;
+  parts.opens_outermost = trace::opens_outermost_range(path->second, name_);
+  parts.at = outermost_range_end(path->second, name_);
+  if (parts.at != std::string::npos) {
+    const size_t at = parts.at;
     const size_t slash = at == 0 ? std::string::npos : path->second.rfind('/', at - 1);
     const size_t begin = slash == std::string::npos ? 0 : slash + 1;
-    path_.instance = path->second.substr(begin, at - begin);
-    path_.child = child_below(path->second, at);
+    parts.instance = path->second.substr(begin, at - begin);
+    parts.child = child_below(path->second, at);
   }
-  return path_;
+  return parts;
 }
 
 int StepFinder::feed(const trace::Record& r) {
   if (const auto* s = std::get_if<trace::StringDef>(&r)) {
     strings_[s->id] = s->text;
-    if (s->id == path_.id) path_.valid = false;
+    paths_.erase(s->id);  // read again if an operation names it
     return -1;
   }
   if (const auto* e = std::get_if<trace::RangeEdge>(&r)) return feed_edge(*e);
@@ -69,6 +69,7 @@ int StepFinder::feed(const trace::Record& r) {
   // Between a push and its pop every call belongs to the instance; without edges only operations
   // say where they were issued.
   if (!op) return edges_ && open_ && trace::api_seq(r) != 0 ? steps_ - 1 : -1;
+  if (edges_ && open_) return steps_ - 1;
   const PathParts& parts = parts_of(op->nvtx);
   const size_t at = parts.at;
   if (edges_) {

@@ -40,15 +40,14 @@ class StepFinder {
   bool edges_ = false, open_ = false;
   trace::StringId open_path_ = 0;
   int feed_edge(const trace::RangeEdge& e);
-  // An operation's NVTX path as the finder reads it, kept for the next operation (most share
-  // their neighbour's path).
+  // An operation's or range edge's NVTX path as the finder reads it, kept by path: a run's
+  // operations come from a few paths, taken in turn.
   struct PathParts {
-    bool valid = false;
-    trace::StringId id = 0;
     size_t at = std::string::npos;  // the range's end in the path, npos: outside it
     std::string instance, child;
+    bool opens_outermost = false;  // a range edge of this path opens or closes an instance
   };
-  PathParts path_;
+  std::unordered_map<trace::StringId, PathParts> paths_;
   const PathParts& parts_of(trace::StringId nvtx);
 };
 
