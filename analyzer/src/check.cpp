@@ -34,7 +34,8 @@ CheckResult check(const CheckRequest& request) {
   AnalysisOptions race_check = request.analysis;
   if (request.sync)
     race_check.observe_records = [&](size_t i) -> RecordObserver* {
-      shapers[i] = std::make_unique<ShapeReader>(request.sync->replay.step_range);
+      shapers[i] = std::make_unique<ShapeReader>(
+          request.sync->replay.step_range, TimingKeep{request.sync->warmup_steps, request.sync->window_records});
       if (!request.analysis.observe_records) return shapers[i].get();
       both[i] = std::make_unique<BothObservers>(shapers[i].get(), request.analysis.observe_records(i));
       return both[i].get();

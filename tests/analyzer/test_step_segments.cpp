@@ -1,12 +1,15 @@
 // The over-synchronisation pass's judged window of a trace without a step range: its pattern
 // steps shaped from the first read's sums (analyzer/src/sync/step_segments.h) must be the window
 // a second read shapes, record for record; where the sums cannot say, the second read is taken.
+// And of a trace with one: the GPU times the first read kept (TraceShape::timings) must be those a
+// read of the rest of the trace finds.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
 
 #include "scenario.h"
+#include "sync/shape_reader.h"
 #include "sync/sync_window.h"
 
 namespace streamhaz::testing {
@@ -98,7 +101,84 @@ bool same_window_both_ways(const TraceBuilder& run, WindowBudget budget) {
   return one_read;
 }
 
+// The same steps inside the script's NVTX range "step".
+TraceBuilder ranged_steps(int ranks, int steps) {
+  TraceBuilder run(ranks);
+  for (int i = 0; i < ranks; ++i) {
+    auto& r = run.rank(i);
+    const StreamId c = r.stream("compute"), red = r.stream("reduction");
+    const uint64_t x = r.alloc(4096, "X"), g = r.alloc(1 << 16, "G");
+    r.kernel(c, "init", {writes(x, 64)}, 1);
+    for (int k = 0; k < steps; ++k) {
+      r.push_range("step");
+      const EventId e = r.event();
+      r.kernel(c, "forward", {reads(x, 4096), writes(g, 4096)}, 50);
+      r.record(e, c);
+      r.wait(red, e);
+      r.all_reduce(red, g, g, 1024, TraceBuilder::comm(0));
+      r.stream_sync(red);
+      r.pop_range();
+      r.memcpy(c, x, g, 64);  // between steps: the next window's first step's, with range edges
+      r.stream_sync(c);
+    }
+  }
+  return run;
+}
+
+// GPU times delivered at the trace's end (the tracer times few steps and CUPTI hands over its last
+// buffer at exit), but for the first `early` of each rank.
+TraceBuilder times_at_end(const TraceBuilder& run, size_t early) {
+  return edited(run, [early](std::vector<Record>& records) {
+    size_t seen = 0;
+    std::stable_partition(records.begin(), records.end(), [&](const Record& r) {
+      return !std::holds_alternative<Timing>(r) || seen++ < early;
+    });
+  });
+}
+
+// The window loaded with the first read's kept GPU times and with a read of the rest of the trace.
+void same_times_both_ways(const TraceBuilder& run, WindowBudget budget) {
+  budget.read_late_timings = false;
+  const Loaded kept = load_windows(run, budget);
+  budget.read_late_timings = true;
+  const Loaded read = load_windows(run, budget);
+  REQUIRE(kept.run.size() == read.run.size());
+  for (size_t i = 0; i < kept.run.size(); ++i) {
+    CHECK(kept.windows[i].first_step == read.windows[i].first_step);
+    CHECK(kept.windows[i].last_step == read.windows[i].last_step);
+    CHECK(kept.run[i].records == read.run[i].records);
+  }
+  CHECK(kept.cut == read.cut);
+}
+
 }  // namespace
+
+TEST_CASE("judged window: GPU times written after it come from the first read's kept ones", "[window]") {
+  const auto dir = fresh_dir();
+  times_at_end(ranged_steps(1, 8), 0).write_dir(dir.string());
+  const auto files = expand_trace_paths({dir.string()});
+  const analysis::TraceShape shape = analysis::shape_of(files[0], "step", analysis::TimingKeep{1, 50000}, false);
+  std::filesystem::remove_all(dir);
+  CHECK(shape.timings_kept);
+  // The warm-up step's GPU times are not kept, those between it and the next step are.
+  size_t timed = 0;
+  for (const analysis::StepShape& s : shape.steps) timed += s.timed + s.timed_after;
+  CHECK(shape.timings.size() == timed - shape.steps[0].timed);
+
+  for (int warmup : {0, 1, 2}) {
+    for (uint64_t records : {uint64_t{50000}, uint64_t{30}, uint64_t{60}}) {
+      WindowBudget budget;
+      budget.warmup_steps = warmup;
+      budget.records = records;  // a step holds about 15 records
+      for (size_t early : {size_t{0}, size_t{5}, size_t{1000}}) {
+        INFO("warm-up " << warmup << ", record budget " << records << ", times in place " << early);
+        same_times_both_ways(times_at_end(ranged_steps(2, 6), early), budget);
+      }
+      INFO("no more steps than the warm-up");
+      same_times_both_ways(times_at_end(ranged_steps(1, warmup), 0), budget);
+    }
+  }
+}
 
 TEST_CASE("step segments: the first read's sums shape the pattern steps a second read would", "[pattern][window]") {
   WindowBudget whole;

@@ -8,11 +8,12 @@
 
 namespace streamhaz::analysis {
 
-void count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
+int count_timed(std::vector<StepShape>& steps, uint64_t op_seq) {
   auto after = std::upper_bound(steps.begin(), steps.end(), op_seq,
                                 [](uint64_t seq, const StepShape& s) { return seq < s.first_seq; });
-  if (after == steps.begin()) return;
+  if (after == steps.begin()) return -1;
   ++(op_seq <= std::prev(after)->last_seq ? std::prev(after)->timed : std::prev(after)->timed_after);
+  return static_cast<int>(after - steps.begin()) - 1;
 }
 
 RecordFacts facts_of(const trace::Record& r) { return RecordFacts{trace::api_seq(r), sync_kind(r).has_value()}; }
@@ -79,6 +80,9 @@ void ShapeReader::on_record(const trace::Record& r) {
   }
   if (std::holds_alternative<trace::CaptureBegin>(r)) t.capture_records.push_back(index);
   add_to_step(t, f, index, finder_.feed(r), current_);
+  // A step's records are all counted once the next one begins.
+  for (size_t j = records_before_.size(); j < t.steps.size(); ++j)
+    records_before_.push_back(j == 0 ? 0 : records_before_[j - 1] + t.steps[j - 1].records);
 }
 
 // Accesses and GPU times, most of a trace, are no call, token, range edge or synchronisation:
@@ -91,13 +95,34 @@ void ShapeReader::on_plain(const trace::Timing* tm) {
     after_token_ = false;
     if (tm) segments_.add_timing(tm->op_seq);
   }
-  if (tm) count_timed(t.steps, tm->op_seq);
+  if (tm) {
+    const int step = count_timed(t.steps, tm->op_seq);
+    if (step >= 0 && keeps_timing_of(step, *tm)) t.timings.push_back({index, *tm});
+  }
   if (current_ >= 0) ++t.steps[current_].records;  // add_to_step of a record that is no call
+}
+
+// Whether a judged window may hold GPU time `tm` of an operation of `step` (sync_window.cpp's
+// choose): the window starts at the first step after the warm-up with a time, or just before it
+// (the operations between the last warm-up step and it), and holds the steps after it within its
+// record budget. Keeps a superset: a step's records still growing, a first timed step learnt
+// late. With none timed by then, the operations between steps are kept (there are few).
+bool ShapeReader::keeps_timing_of(int step, const trace::Timing& tm) {
+  const int warmup = keep_.warmup_steps;
+  if (step < warmup - 1) return false;
+  const StepShape& s = shape_.steps[step];
+  const bool within = tm.op_seq <= s.last_seq;
+  if (step >= warmup && within && (first_timed_ < 0 || step < first_timed_)) first_timed_ = step;
+  if (first_timed_ < 0 || step < first_timed_) return step >= warmup || !within;
+  return records_before_[step] + s.records - records_before_[first_timed_] <= keep_.window_records;
 }
 
 TraceShape ShapeReader::finish(const std::string& file, bool reread_pattern_steps) {
   TraceShape t = std::move(shape_);
   t.range_edges = finder_.range_edges();
+  // A window of a trace with no more steps than the warm-up starts at its first step.
+  t.timings_kept = !t.steps.empty() && t.steps.size() > static_cast<size_t>(std::max(keep_.warmup_steps, 0));
+  if (!t.timings_kept) t.timings = {};
   if (t.steps.empty()) {
     const PatternSteps steps = find_pattern_steps(pattern_.tokens());
     if (steps.period) {
@@ -111,8 +136,9 @@ TraceShape ShapeReader::finish(const std::string& file, bool reread_pattern_step
   return t;
 }
 
-TraceShape shape_of(const std::string& file, const std::string& step_range, bool reread_pattern_steps) {
-  ShapeReader shaper(step_range);
+TraceShape shape_of(const std::string& file, const std::string& step_range, TimingKeep keep,
+                    bool reread_pattern_steps) {
+  ShapeReader shaper(step_range, keep);
   trace::TraceReader reader(file);
   trace::Record r;
   try {

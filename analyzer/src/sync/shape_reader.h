@@ -15,7 +15,7 @@ namespace streamhaz::analysis {
 
 class ShapeReader : public RecordObserver {
  public:
-  explicit ShapeReader(const std::string& step_range) : finder_(step_range) {}
+  ShapeReader(const std::string& step_range, TimingKeep keep) : finder_(step_range), keep_(keep) {}
   void on_record(const trace::Record& r) override;
   // The shape, once every record of `file` was seen. Steps from the repeating pattern are shaped
   // from the read's sums, or by reading `file` again where those cannot say (step_segments.h) or
@@ -24,6 +24,7 @@ class ShapeReader : public RecordObserver {
 
  private:
   void on_plain(const trace::Timing* tm);  // an access or GPU time
+  bool keeps_timing_of(int step, const trace::Timing& tm);
 
   TraceShape shape_;
   StepFinder finder_;
@@ -31,9 +32,13 @@ class ShapeReader : public RecordObserver {
   PatternReader pattern_;  // for a trace without the range
   StepSegments segments_;  // ...and its records summed between the places a step may start
   bool after_token_ = false;
+  TimingKeep keep_;
+  std::vector<uint64_t> records_before_;  // per step, the records of the steps before it
+  int first_timed_ = -1;                  // the first step after the warm-up with a GPU time
 };
 
 // Reads `file` through a ShapeReader.
-TraceShape shape_of(const std::string& file, const std::string& step_range, bool reread_pattern_steps);
+TraceShape shape_of(const std::string& file, const std::string& step_range, TimingKeep keep,
+                    bool reread_pattern_steps);
 
 }  // namespace streamhaz::analysis

@@ -73,6 +73,19 @@ void append_late_timings(trace::TraceReader& reader, const std::unordered_set<ui
     }
 }
 
+// The same from the first read's kept GPU times (TraceShape::timings): those read at `from` or
+// later, up to `expected` in all.
+void append_kept_timings(const std::vector<KeptTiming>& kept, uint64_t from, const std::unordered_set<uint64_t>& kept_ops,
+                         RankRecords& rr, uint64_t expected, uint64_t found) {
+  auto it = std::lower_bound(kept.begin(), kept.end(), from,
+                             [](const KeptTiming& k, uint64_t index) { return k.index < index; });
+  for (; found < expected && it != kept.end(); ++it)
+    if (kept_ops.count(it->timing.op_seq)) {
+      rr.records.emplace_back(it->timing);
+      ++found;
+    }
+}
+
 // The run from its start, as far as the budgets allow (a trace without steps).
 RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cut) {
   RankRecords rr;
@@ -100,7 +113,8 @@ RankRecords load_prefix(const std::string& file, const WindowBudget& b, bool& cu
   return rr;
 }
 
-RankRecords load_window(const std::string& file, const TraceShape& shape, JudgedWindow& w, bool& cut) {
+RankRecords load_window(const std::string& file, const TraceShape& shape, JudgedWindow& w, bool read_late_timings,
+                        bool& cut) {
   RankRecords rr;
   rr.path = file;
   const StepShape& last = shape.steps[w.last_step - 1];
@@ -128,7 +142,9 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
       if (op && past) {
         cut = true;
         // Left-out operations' times are not counted: with a kept prefix, read to the end.
-        append_late_timings(reader, kept_ops, rr, keep_prefix ? nullptr : &expected, timed);
+        if (keep_prefix) append_late_timings(reader, kept_ops, rr);
+        else if (shape.timings_kept && !read_late_timings) append_kept_timings(shape.timings, at, kept_ops, rr, expected, timed);
+        else append_late_timings(reader, kept_ops, rr, &expected, timed);
         break;
       }
       if (at < w.first_record && !keep_prefix && !state_record(r)) {
@@ -172,9 +188,12 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
   windows.clear();
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& file = files[i];
-    const TraceShape shape = shapes ? (*shapes)[i] : shape_of(file, budget.step_range, budget.reread_pattern_steps);
+    TraceShape read;
+    if (!shapes)
+      read = shape_of(file, budget.step_range, TimingKeep{budget.warmup_steps, budget.records}, budget.reread_pattern_steps);
+    const TraceShape& shape = shapes ? (*shapes)[i] : read;
     JudgedWindow w = choose(shape, budget);
-    run.push_back(w.from_steps ? load_window(file, shape, w, cut) : load_prefix(file, budget, cut));
+    run.push_back(w.from_steps ? load_window(file, shape, w, budget.read_late_timings, cut) : load_prefix(file, budget, cut));
     windows.push_back(std::move(w));
   }
   // The numbering load_run and analyze() use.

@@ -46,6 +46,9 @@ struct WindowBudget {
   // Steps from the repeating pattern are shaped by a second read even where the first read's sums
   // serve (step_segments.h): the reference the tests hold those sums to.
   bool reread_pattern_steps = false;
+  // GPU times written after the window are read from the trace even where the first read kept
+  // them (TraceShape::timings): the reference the tests hold the kept ones to.
+  bool read_late_timings = false;
 };
 
 // Loads each trace's judged window. `cut`: some trace goes on past its window (its end needs

@@ -20,8 +20,27 @@ struct StepShape {
   uint64_t timed_after = 0;  // ...issued after it, before the next step (between steps)
 };
 
+// A GPU time the first read kept for the judged window, and its record index: CUPTI delivers
+// times late (at the end of the run, when a trace's timed steps are few), so the window's load
+// takes the ones written after its last record from here instead of reading on.
+struct KeptTiming {
+  uint64_t index = 0;
+  trace::Timing timing;
+};
+
+// Which GPU times the first read keeps: those of the steps a judged window may hold (the first
+// timed step after the warm-up, and the steps after it within the window's record budget).
+struct TimingKeep {
+  int warmup_steps = 1;
+  uint64_t window_records = 50000;
+};
+
 struct TraceShape {
   std::vector<StepShape> steps;
+  // Every GPU time of an operation of the steps TimingKeep names, in trace order, when
+  // `timings_kept` (a trace with a step range, more steps than the warm-up); else none.
+  std::vector<KeptTiming> timings;
+  bool timings_kept = false;
   std::vector<uint64_t> capture_records;  // record indices of capture begins
   uint64_t records = 0;
   bool range_edges = false;
@@ -29,8 +48,10 @@ struct TraceShape {
   bool second_read = false;   // ...shaped by a second read
 };
 
-// GPU times come late: the step an operation belongs to is the one whose seqs enclose it.
-void count_timed(std::vector<StepShape>& steps, uint64_t op_seq);
+// GPU times come late: the step an operation belongs to is the one whose seqs enclose it, or the
+// one before it for an operation issued between steps (StepShape::timed_after). Counts it there
+// and returns that step's index, -1 for an operation before the first step.
+int count_timed(std::vector<StepShape>& steps, uint64_t op_seq);
 
 // What the shaping reads of a record: its call's seq (0 for a record that is no call) and
 // whether it is a synchronisation (replay.h's sync_kind).
