@@ -97,3 +97,29 @@ TEST_CASE("shadow: release checks like a write and forgets", "[shadow]") {
   CHECK(out.size() == 1);  // the host did not wait for the write
   CHECK(sh.cells().size() == 0);
 }
+
+TEST_CASE("shadow: an access meeting many earlier operations notes each once, bytes spanned, in the order met",
+          "[shadow]") {
+  // 40 writers of their own 16 bytes each, written twice in two halves of memory (one operation's
+  // bytes apart): a later write over all of it meets each writer once, past the notes' scan.
+  ShadowMemory sh;
+  std::vector<Conflict> out;
+  constexpr uint64_t kWriters = 40, kHalf = 4096;
+  for (uint64_t i = 0; i < kWriters; ++i) {
+    VectorClock w;
+    w.tick(static_cast<TimelineId>(i));
+    sh.access(16 * i, 16 * i + 16, AccessMode::Write, op(i + 1, static_cast<TimelineId>(i), 1), w, out);
+    sh.access(kHalf + 16 * i, kHalf + 16 * i + 8, AccessMode::Write, op(i + 1, static_cast<TimelineId>(i), 1), w,
+              out);
+  }
+  VectorClock last;
+  last.tick(100);
+  sh.access(0, 2 * kHalf, AccessMode::Write, op(1000, 100, 1), last, out);
+  REQUIRE(out.size() == kWriters);
+  for (uint64_t i = 0; i < kWriters; ++i) {
+    CHECK(out[i].first.seq == i + 1);
+    CHECK(out[i].first_role == AccessMode::Write);
+    CHECK(out[i].lo == 16 * i);
+    CHECK(out[i].hi == kHalf + 16 * i + 8);
+  }
+}

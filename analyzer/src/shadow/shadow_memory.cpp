@@ -15,17 +15,6 @@ bool unordered(const OpStamp& prev, const OpStamp& op, const VectorClock& now) {
   return prev.valid() && !(prev == op) && !now.covers(prev.epoch);
 }
 
-void note(std::vector<Conflict>& out, const OpStamp& prev, AccessMode role, uint64_t lo, uint64_t hi) {
-  for (Conflict& c : out) {
-    if (c.first == prev && c.first_role == role) {
-      c.lo = std::min(c.lo, lo);
-      c.hi = std::max(c.hi, hi);
-      return;
-    }
-  }
-  out.push_back(Conflict{prev, role, lo, hi});
-}
-
 // Ordered, but only through synchronisation sites (the over-synchronisation pass).
 bool ordered_by_sites(const OpStamp& prev, const OpStamp& op, const VectorClock& now) {
   return prev.valid() && !(prev == op) && now.rests_on_sites(prev.epoch);
@@ -33,21 +22,21 @@ bool ordered_by_sites(const OpStamp& prev, const OpStamp& op, const VectorClock&
 
 // The race check's own: the writer; the readers too if the access writes.
 inline void check_plain(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, const OpStamp& op,
-                        const VectorClock& now, std::vector<Conflict>& out) {
-  if (unordered(cell.writer, op, now)) note(out, cell.writer, AccessMode::Write, lo, hi);
+                        const VectorClock& now, PairNotes& out) {
+  if (unordered(cell.writer, op, now)) out.note(cell.writer, AccessMode::Write, lo, hi);
   if (!is_write) return;
   for (const OpStamp& r : cell.readers)
-    if (unordered(r, op, now)) note(out, r, AccessMode::Read, lo, hi);
+    if (unordered(r, op, now)) out.note(r, AccessMode::Read, lo, hi);
 }
 
 // The over-synchronisation pass's: the writer; every phantom since it if the access writes and is
 // no phantom itself, or is a fence, else the latest ones (ShadowCell::phantoms); the readers if it
 // writes.
 void check(const ShadowCell& cell, uint64_t lo, uint64_t hi, bool is_write, bool meets_phantoms, const OpStamp& op,
-           const VectorClock& now, std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+           const VectorClock& now, PairNotes& out, PairNotes* ordered) {
   auto meet = [&](const OpStamp& prev, AccessMode role) {
-    if (unordered(prev, op, now)) note(out, prev, role, lo, hi);
-    else if (ordered && ordered_by_sites(prev, op, now)) note(*ordered, prev, role, lo, hi);
+    if (unordered(prev, op, now)) out.note(prev, role, lo, hi);
+    else if (ordered && ordered_by_sites(prev, op, now)) ordered->note(prev, role, lo, hi);
   };
   meet(cell.writer, AccessMode::Write);
   if (cell.phantoms)
@@ -65,15 +54,27 @@ void in_walk_order(std::vector<Conflict>& pairs) {
 
 }  // namespace
 
+PairNotes* ShadowMemory::start_notes(std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+  out.clear();
+  out_notes_.start(&out);
+  if (!ordered) {
+    ordered_notes_.start(nullptr);
+    return nullptr;
+  }
+  ordered->clear();
+  ordered_notes_.start(ordered);
+  return &ordered_notes_;
+}
+
 void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
                           std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom, Ordered scope) {
   if (ordered || phantom != Phantom::No || phantoms_)
     return access_for_pass(lo, hi, mode, op, now, out, ordered, phantom, scope);
   // The race check: no phantom to meet, no ordered pair to hand over.
-  out.clear();
+  start_notes(out, nullptr);
   const bool is_write = writes(mode);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    check_plain(cell, a, b, is_write, op, now, out);
+    check_plain(cell, a, b, is_write, op, now, out_notes_);
     if (is_write) {
       cell.writer = op;
       cell.readers.clear();
@@ -93,8 +94,7 @@ void ShadowMemory::access(uint64_t lo, uint64_t hi, AccessMode mode, const OpSta
 void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, const OpStamp& op, const VectorClock& now,
                                    std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom,
                                    Ordered scope) {
-  out.clear();
-  if (ordered) ordered->clear();
+  PairNotes* ordered_notes = start_notes(out, ordered);
   const bool is_write = phantom != Phantom::No || writes(mode);
   const bool meets_phantoms = phantom == Phantom::Lasting || (phantom == Phantom::No && is_write);
   // A phantom over all memory meets everything kept: the indexes find what matters, before the
@@ -103,17 +103,17 @@ void ShadowMemory::access_for_pass(uint64_t lo, uint64_t hi, AccessMode mode, co
   const bool by_index = all_memory && !walk_for_phantoms_ && (!ordered || scope == Ordered::LatestPerTimeline);
   if (by_index) {
     // In a cell's order: the writer, the phantoms, the readers.
-    meet_indexed(writes_, AccessMode::Write, op, now, out, ordered);
-    meet_indexed_phantoms(op, now, meets_phantoms ? PhantomIndex::List::All : PhantomIndex::List::Latest, out,
-                          ordered);
-    meet_indexed(reads_, AccessMode::Read, op, now, out, ordered);
+    meet_indexed(writes_, AccessMode::Write, op, now);
+    meet_indexed_phantoms(op, now, meets_phantoms ? PhantomIndex::List::All : PhantomIndex::List::Latest);
+    meet_indexed(reads_, AccessMode::Read, op, now);
+    // Nothing is noted after this (the walk below only records): the notes' index may go stale.
     in_walk_order(out);
     if (ordered) in_walk_order(*ordered);
   }
   OpStamp kept = op;  // a phantom as the cells keep it
   kept.flags |= kOpPhantom | (phantom == Phantom::Lasting ? kOpLastingPhantom : 0);
   cells_.update(lo, hi, [&](uint64_t a, uint64_t b, ShadowCell& cell) {
-    if (!by_index) check(cell, a, b, is_write, meets_phantoms, op, now, out, ordered);
+    if (!by_index) check(cell, a, b, is_write, meets_phantoms, op, now, out_notes_, ordered_notes);
     if (phantom != Phantom::No) {  // conflicts like a write, hides nothing
       if (!cell.phantoms) cell.phantoms = std::make_unique<Phantoms>();
       Phantoms& ph = *cell.phantoms;
@@ -159,14 +159,14 @@ bool ShadowMemory::spans_every_cell(uint64_t lo, uint64_t hi) const {
 // What the walk over every cell would note of the phantoms kept: each one its clock leaves
 // unordered or orders through sites (phantoms' pairs stay apart: every one), from the first to the
 // last byte where a cell still keeps it in `list`.
-void ShadowMemory::meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list,
-                                         std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+void ShadowMemory::meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list) {
+  const bool ordered = ordered_notes_.active();
   auto floor = [&](TimelineId t) { return ordered ? now.sites_floor(t) : now.get(t); };
   auto meet = [&](const OpStamp& p, uint64_t lo, uint64_t hi) {
     HeldSpan span;
     if (!phantom_held(p, list, lo, hi, span)) return false;
-    if (!now.covers(p.epoch)) note(out, p, AccessMode::ReadWrite, span.lo, span.hi);
-    else note(*ordered, p, AccessMode::ReadWrite, span.lo, span.hi);  // above the floor: rests on sites
+    if (!now.covers(p.epoch)) out_notes_.note(p, AccessMode::ReadWrite, span.lo, span.hi);
+    else ordered_notes_.note(p, AccessMode::ReadWrite, span.lo, span.hi);  // above the floor: rests on sites
     return true;
   };
   phantom_index_.meet(op, list, floor, meet);
@@ -201,8 +201,8 @@ bool ShadowMemory::phantom_held(const OpStamp& p, PhantomIndex::List list, uint6
 // leaves unordered, and of those it orders through sites, the latest of each timeline (Ordered).
 // Along a timeline the sites an ordered pair rests on only grow (VectorClock::sites_needed_for), so
 // when the latest one kept rests on none, no earlier one does.
-void ShadowMemory::meet_indexed(AccessIndex& index, AccessMode role, const OpStamp& op, const VectorClock& now,
-                                std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
+void ShadowMemory::meet_indexed(AccessIndex& index, AccessMode role, const OpStamp& op, const VectorClock& now) {
+  const bool ordered = ordered_notes_.active();
   auto held = [&](const OpStamp& prev, uint64_t lo, uint64_t hi, HeldSpan& span) {
     cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
       const bool keeps = role == AccessMode::Write
@@ -212,20 +212,19 @@ void ShadowMemory::meet_indexed(AccessIndex& index, AccessMode role, const OpSta
     });
   };
   auto unordered_one = [&](const OpStamp& prev, const HeldSpan& span) {
-    if (!(prev == op)) note(out, prev, role, span.lo, span.hi);
+    if (!(prev == op)) out_notes_.note(prev, role, span.lo, span.hi);
   };
   auto covered_one = [&](const OpStamp& prev, const HeldSpan& span) {
-    if (ordered_by_sites(prev, op, now)) note(*ordered, prev, role, span.lo, span.hi);
+    if (ordered_by_sites(prev, op, now)) ordered_notes_.note(prev, role, span.lo, span.hi);
   };
-  index.meet(now, ordered != nullptr, held, unordered_one, covered_one);
+  index.meet(now, ordered, held, unordered_one, covered_one);
 }
 
 void ShadowMemory::release(uint64_t lo, uint64_t hi, const OpStamp& op, const VectorClock& now,
                            std::vector<Conflict>& out, std::vector<Conflict>* ordered) {
-  out.clear();
-  if (ordered) ordered->clear();
+  PairNotes* ordered_notes = start_notes(out, ordered);
   cells_.visit(lo, hi, [&](uint64_t a, uint64_t b, const ShadowCell& cell) {
-    check(cell, a, b, true, true, op, now, out, ordered);
+    check(cell, a, b, true, true, op, now, out_notes_, ordered_notes);
   });
   cells_.erase(lo, hi);
 }

@@ -12,6 +12,7 @@
 #include "model/op_stamp.h"
 #include "shadow/interval_map.h"
 #include "shadow/access_index.h"
+#include "shadow/pair_notes.h"
 #include "shadow/phantom_index.h"
 
 namespace streamhaz::analysis {
@@ -52,14 +53,6 @@ struct ShadowCell {
     return writer == o.writer && readers == o.readers &&
            (phantoms ? o.phantoms && *phantoms == *o.phantoms : !o.phantoms);
   }
-};
-
-// One unordered conflicting pair found by an access: the earlier operation, what it did,
-// and the bytes (the span of all pieces where the pair conflicted).
-struct Conflict {
-  OpStamp first;
-  trace::AccessMode first_role;
-  uint64_t lo, hi;
 };
 
 class ShadowMemory {
@@ -106,11 +99,13 @@ class ShadowMemory {
   void access_for_pass(uint64_t lo, uint64_t hi, trace::AccessMode mode, const OpStamp& op, const VectorClock& now,
                        std::vector<Conflict>& out, std::vector<Conflict>* ordered, Phantom phantom, Ordered scope);
   bool spans_every_cell(uint64_t lo, uint64_t hi) const;
-  void meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list,
-                             std::vector<Conflict>& out, std::vector<Conflict>* ordered);
-  void meet_indexed(AccessIndex& index, trace::AccessMode role, const OpStamp& op, const VectorClock& now,
-                    std::vector<Conflict>& out, std::vector<Conflict>* ordered);
+  void meet_indexed_phantoms(const OpStamp& op, const VectorClock& now, PhantomIndex::List list);
+  void meet_indexed(AccessIndex& index, trace::AccessMode role, const OpStamp& op, const VectorClock& now);
   bool phantom_held(const OpStamp& p, PhantomIndex::List list, uint64_t lo, uint64_t hi, HeldSpan& span) const;
+
+  // The pairs of the access in progress: into `out`, and `ordered` when it is asked for.
+  PairNotes out_notes_, ordered_notes_;
+  PairNotes* start_notes(std::vector<Conflict>& out, std::vector<Conflict>* ordered);
 
   bool keep_all_readers_ = false;
   bool phantoms_ = false;
