@@ -102,6 +102,7 @@ EngineOptions engine_options(const AnalysisOptions& o) {
   e.sync_sites = o.sync_sites;
   e.order_checks = o.order_checks;
   e.on_conflict = o.on_conflict;
+  e.race_findings = o.race_findings;
   e.on_ordered_by_sites = o.on_ordered_by_sites;
   e.on_phantom_ordered_by_sites = o.on_phantom_ordered_by_sites;
   e.on_idle_query = o.on_idle_query;

@@ -44,6 +44,9 @@ CheckResult check(const CheckRequest& request) {
   if (request.sync) {
     std::vector<TraceShape> shapes;
     for (size_t i = 0; i < shapers.size(); ++i) shapes.push_back(shapers[i]->finish(request.files[i], false));
+    // What the readers summed to find the steps is spent: free it before the pass holds its windows.
+    both.clear();
+    shapers.clear();
     SyncReport rep = analyze_sync(request.files, request.analysis, *request.sync, &out.analysis.findings, &shapes);
     for (Finding& f : rep.findings) out.analysis.findings.push_back(std::move(f));
     for (std::string& w : rep.warnings) out.analysis.warnings.push_back(std::move(w));

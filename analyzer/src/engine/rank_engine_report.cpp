@@ -60,6 +60,7 @@ OpRef RankEngine::describe(const OpStamp& op, AccessMode role) const {
 void RankEngine::report(const Conflict& c, const OpStamp& second, AccessMode second_role, bool possible) {
   // The over-sync pass: a pair that is only possible (pointer tier) still counts as protected.
   if (options_.on_conflict) options_.on_conflict(rank_, c.first.seq, second.seq, c.lo);
+  if (!options_.race_findings) return;
   const NamedRange* named = book_.name_at(c.lo);
   const Allocation* alloc = book_.allocation_at(c.lo);
   const uint64_t base = named ? named->base : alloc ? alloc->base : 0;

@@ -109,6 +109,7 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order) {
   o.backfill_timings = false;
   o.local_order = order == PassOrder::Local;
   o.keep_all_readers = true;
+  o.race_findings = false;  // the pairs are all the pass reads
   o.phantom_ops = &v.unfootprinted;
   o.lasting_phantom_ops = &v.fences;
   return o;

@@ -59,6 +59,9 @@ struct AnalysisOptions {
   // Called for every unordered conflicting pair as it is found (before folding): the
   // over-synchronisation pass re-checks edited traces and needs the pairs one by one.
   std::function<void(int rank, uint64_t first_seq, uint64_t second_seq, uint64_t first_byte)> on_conflict;
+  // False: unordered pairs go to `on_conflict` alone and no race finding is made of them (the
+  // over-synchronisation pass's checks, which read pairs and never findings).
+  bool race_findings = true;
   // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
   bool backfill_timings = true;
   // Threads that check ranks at once: 1 (the default) runs them in turn, 0 uses every core.
