@@ -194,3 +194,19 @@ TEST_CASE("a trace without a rank never takes the rank of another trace", "[find
     CHECK((f.first.end_ns - f.first.start_ns == (from_unranked ? 500000u : 10000u)));
   }
 }
+
+TEST_CASE("without race findings the unordered pairs still reach on_conflict", "[findings]") {
+  TwoStreams s;
+  const uint64_t producer = s.produce(s.a);
+  const uint64_t consumer = s.consume(s.b);
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  AnalysisOptions o;
+  o.on_conflict = [&](int, uint64_t first, uint64_t second, uint64_t) { pairs.emplace_back(first, second); };
+  require_producer_consumer_race(s.analyze(o));
+  REQUIRE(pairs.size() == 1);
+  o.race_findings = false;
+  pairs.clear();
+  CHECK(s.analyze(o).findings.empty());
+  REQUIRE(pairs.size() == 1);
+  CHECK(pairs[0] == std::pair{producer, consumer});
+}
