@@ -7,8 +7,9 @@
 #   gpt-fsdp2  tests/gpu/torch_gpt_train.py --parallel fsdp2 (GPT_STEPS steps)
 #   ds-stock   tests/gpu/deepspeed_zero2.py --variant stock --comm-delay-us 3000 (DS_STEPS, 100)
 # DS_SITE_TARBALL is scripts/gpu/deepspeed_oversync.sh's (DeepSpeed is carried, not installed);
-# with none that exists, ds-stock is skipped. RUNS (comma-separated names) picks some. Then, on the machine that recorded them, the user
-# time of `check --jobs 1` and `check --no-sync --jobs 1` on each, alternating, ROUNDS times (3).
+# with none that exists, ds-stock is skipped. RUNS (comma-separated names) picks some. Then, on
+# the machine that recorded them, the user time of `check --jobs 1` and `check --no-sync --jobs 1`
+# on each, alternating, ROUNDS times (3).
 # OUT_DIR gets summary.txt (program and check times and exit statuses, check's summary lines) and
 # traces.tar (the trace folders, to rerun the comparison elsewhere).
 set -u -o pipefail

@@ -21,7 +21,8 @@ using analysis::WindowBudget;
 
 // A set-up that does not repeat, then steps that each run a few kernels, all-reduce twice and
 // wait for their loss; with GPU times (the builder writes each right after its operation).
-TraceBuilder unmarked_steps(int ranks, int steps) {
+// `ranged`: each step inside the script's NVTX range "step", its last copy issued between steps.
+TraceBuilder steps_run(int ranks, int steps, bool ranged) {
   TraceBuilder run(ranks);
   for (int i = 0; i < ranks; ++i) {
     auto& r = run.rank(i);
@@ -33,19 +34,23 @@ TraceBuilder unmarked_steps(int ranks, int steps) {
       r.device_sync();
     }
     for (int k = 0; k < steps; ++k) {
+      if (ranged) r.push_range("step");
       const EventId e = r.event();
       r.kernel(c, "forward", {reads(x, 4096), writes(g, 4096)}, 50);
       r.record(e, c);
       r.wait(red, e);
       r.all_reduce(red, g, g, 1024, TraceBuilder::comm(0));
       r.all_reduce(red, g, g, 2048, TraceBuilder::comm(0));
-      r.memcpy(c, x, g, 64);
+      if (ranged) r.pop_range();
+      r.memcpy(c, x, g, 64);  // ranged: between steps, the next window's with range edges
       r.stream_sync(red);
       r.stream_sync(c);
     }
   }
   return run;
 }
+TraceBuilder unmarked_steps(int ranks, int steps) { return steps_run(ranks, steps, false); }
+TraceBuilder ranged_steps(int ranks, int steps) { return steps_run(ranks, steps, true); }
 
 // The same run with each rank's records rearranged by `edit` (a tracer that delivers GPU times
 // late, or writes a thread's calls after another's).
@@ -101,30 +106,6 @@ bool same_window_both_ways(const TraceBuilder& run, WindowBudget budget) {
   return one_read;
 }
 
-// The same steps inside the script's NVTX range "step".
-TraceBuilder ranged_steps(int ranks, int steps) {
-  TraceBuilder run(ranks);
-  for (int i = 0; i < ranks; ++i) {
-    auto& r = run.rank(i);
-    const StreamId c = r.stream("compute"), red = r.stream("reduction");
-    const uint64_t x = r.alloc(4096, "X"), g = r.alloc(1 << 16, "G");
-    r.kernel(c, "init", {writes(x, 64)}, 1);
-    for (int k = 0; k < steps; ++k) {
-      r.push_range("step");
-      const EventId e = r.event();
-      r.kernel(c, "forward", {reads(x, 4096), writes(g, 4096)}, 50);
-      r.record(e, c);
-      r.wait(red, e);
-      r.all_reduce(red, g, g, 1024, TraceBuilder::comm(0));
-      r.stream_sync(red);
-      r.pop_range();
-      r.memcpy(c, x, g, 64);  // between steps: the next window's first step's, with range edges
-      r.stream_sync(c);
-    }
-  }
-  return run;
-}
-
 // GPU times delivered at the trace's end (the tracer times few steps and CUPTI hands over its last
 // buffer at exit), but for the first `early` of each rank.
 TraceBuilder times_at_end(const TraceBuilder& run, size_t early) {
@@ -169,7 +150,7 @@ TEST_CASE("judged window: GPU times written after it come from the first read's 
     for (uint64_t records : {uint64_t{50000}, uint64_t{30}, uint64_t{60}}) {
       WindowBudget budget;
       budget.warmup_steps = warmup;
-      budget.records = records;  // a step holds about 15 records
+      budget.records = records;  // a step holds about 20 records
       for (size_t early : {size_t{0}, size_t{5}, size_t{1000}}) {
         INFO("warm-up " << warmup << ", record budget " << records << ", times in place " << early);
         same_times_both_ways(times_at_end(ranged_steps(2, 6), early), budget);

@@ -20,8 +20,8 @@ struct EngineOptions {
   bool per_thread_host = false;
   bool local_order = false;
   bool keep_all_readers = false;
-  bool phantom_run = false;
-  bool race_findings = true;  // AnalysisOptions::phantoms given: the run with phantoms is checked
+  bool phantom_run = false;  // AnalysisOptions::phantoms given: the run with phantoms is checked
+  bool race_findings = true;
   const std::set<std::pair<int, uint64_t>>* skip_syncs = nullptr;
   const std::set<std::pair<int, uint64_t>>* phantom_ops = nullptr;
   const std::set<std::pair<int, uint64_t>>* lasting_phantom_ops = nullptr;
