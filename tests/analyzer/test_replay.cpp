@@ -143,12 +143,13 @@ TEST_CASE("replay: a what-if read in place replays what its edited copy replays"
     const analysis::Schedule copied = replay.run(analysis::apply_edits(records, w), w.scales, &w.drop);
     CHECK(in_place.step_ns == copied.step_ns);
     REQUIRE(in_place.ops.size() == copied.ops.size());
-    for (const auto& [seq, t] : copied.ops[0]) {
+    REQUIRE(in_place.ops[0].size() == copied.ops[0].size());
+    copied.ops[0].for_each([&](uint64_t seq, const analysis::OpTime& t) {
       CAPTURE(seq);
-      REQUIRE(in_place.ops[0].count(seq));
+      REQUIRE(in_place.ops[0].contains(seq));
       CHECK(in_place.ops[0].at(seq).start == t.start);
       CHECK(in_place.ops[0].at(seq).end == t.end);
-    }
+    });
   }
   // The added wait holds G behind F (ends at 134 + 30 µs), which the plain run does not.
   WhatIf w;
@@ -190,7 +191,7 @@ TEST_CASE("replay: a collective ends once its last rank has started it", "[repla
   CHECK(s.step_ns == 120 * us);
   REQUIRE(!s.ops[1].empty());
   int64_t rank1_end = 0;
-  for (const auto& [seq, t] : s.ops[1]) rank1_end = std::max(rank1_end, t.end);
+  s.ops[1].for_each([&](uint64_t, const analysis::OpTime& t) { rank1_end = std::max(rank1_end, t.end); });
   CHECK(rank1_end == 123 * us);
 }
 

@@ -65,13 +65,23 @@ struct BusyList {
 struct RankInfo {
   std::unordered_map<trace::StringId, std::string> strings;
   std::unordered_map<trace::StreamId, StreamInfo> streams;
-  std::unordered_map<uint64_t, Measured> timing;
-  std::unordered_map<uint64_t, OpParams> ops;
-  std::unordered_map<uint64_t, int64_t> gap;  // host gap before the call with this seq
+  SeqTable<Measured> timing;
+  SeqTable<OpParams> ops;
+  SeqTable<int64_t> gap;  // host gap before the call with this seq
   std::map<uint32_t, BusyList> busy;          // by device
   std::vector<std::vector<uint64_t>> steps;
   size_t pattern_period = 0;  // steps from the repeating pattern of this many calls (no step range)
 };
+
+// The seqs of a rank's records, for SeqTable::span; none when they are too far apart for an array
+// (a damaged trace), which only makes the tables slower.
+std::pair<uint64_t, uint64_t> seq_span(const RankRecords& rank) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const trace::Record& r : rank.records)
+    if (const uint64_t seq = trace::api_seq(r)) lo = std::min(lo, seq), hi = std::max(hi, seq);
+  if (lo > hi || hi - lo > 4 * rank.records.size() + 4096) return {1, 0};
+  return {lo, hi};
+}
 
 int size_class(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
 
@@ -120,6 +130,7 @@ struct Replayer::Impl {
   std::vector<RankRecords> owned;  // empty when borrowed
   const std::vector<RankRecords>& run;
   std::vector<RankInfo> ranks;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // seq_span of each rank of `run`
   std::map<CollectiveKey, int64_t> last_start;  // measured: latest start of a collective over its ranks
   int64_t t0 = 0;
   Schedule measured;
@@ -150,9 +161,13 @@ void Replayer::Impl::scan() {
   t0 = std::numeric_limits<int64_t>::max();
   for (size_t ri = 0; ri < run.size(); ++ri) {
     RankInfo& info = ranks[ri];
+    const auto [lo, hi] = spans.emplace_back(seq_span(run[ri]));
+    info.timing.span(lo, hi);
+    info.ops.span(lo, hi);
+    info.gap.span(lo, hi);
     for (const trace::Record& r : run[ri].records)
       if (const auto* t = std::get_if<trace::Timing>(&r))
-        if (t->end_ns >= t->start_ns && !info.timing.count(t->op_seq))
+        if (t->end_ns >= t->start_ns && !info.timing.contains(t->op_seq))
           info.timing[t->op_seq] = {static_cast<int64_t>(t->start_ns), static_cast<int64_t>(t->end_ns)};
     for (const trace::Record& r : run[ri].records) {
       if (const auto* s = std::get_if<trace::StringDef>(&r)) info.strings[s->id] = s->text;
@@ -176,17 +191,17 @@ void Replayer::Impl::scan() {
         p.nranks = n->nranks;
       }
       const std::string key = duration_key(r, info);
-      if (auto it = info.timing.find(op->seq); it != info.timing.end()) {
+      if (const Measured* m = info.timing.find(op->seq)) {
         p.timed = true;
         ++timed_ops;
-        p.duration = it->second.end - it->second.start;
+        p.duration = m->end - m->start;
         by_key[key].push_back(p.duration);
         by_kind[kind_of_key(key)].push_back(p.duration);
-        t0 = std::min(t0, it->second.start);
-        info.busy[info.streams[op->stream].device].spans.push_back({it->second.start, it->second.end});
+        t0 = std::min(t0, m->start);
+        info.busy[info.streams[op->stream].device].spans.push_back({m->start, m->end});
         if (p.collective) {
           int64_t& last = last_start.try_emplace(CollectiveKey{p.comm, p.comm_seq}, kNone).first->second;
-          last = std::max(last, it->second.start);
+          last = std::max(last, m->start);
         }
       } else {
         untimed.push_back({ri, {op->seq, key}});
@@ -223,12 +238,12 @@ void Replayer::Impl::scan() {
     }
   }
   for (size_t ri = 0; ri < run.size(); ++ri)
-    for (auto& [seq, p] : ranks[ri].ops) {
+    ranks[ri].ops.for_each([&](uint64_t seq, OpParams& p) {
       p.own = p.duration;
-      if (!p.collective || !p.timed) continue;
+      if (!p.collective || !p.timed) return;
       auto it = last_start.find(CollectiveKey{p.comm, p.comm_seq});
-      p.own = std::max<int64_t>(0, ranks[ri].timing[seq].end - it->second);
-    }
+      p.own = std::max<int64_t>(0, ranks[ri].timing.at(seq).end - it->second);
+    });
   notes.push_back(fmt::format("{} of {} operations have GPU times", timed_ops, all_ops));
   if (!untimed.empty())
     notes.push_back(fmt::format(
@@ -275,6 +290,12 @@ class Replayer::Impl::Simulation {
         inserts_(inserts), sims_(records.size()) {
     out_.ops.resize(records.size());
     out_.syncs.resize(records.size());
+    // Operations are most of a rank's calls: an array over its seqs. Synchronisations are few:
+    // out_.syncs keeps them in its map, where an array would mostly hold nothing.
+    for (size_t ri = 0; ri < records.size(); ++ri) {
+      const auto [lo, hi] = &records == &impl_.run ? impl_.spans[ri] : seq_span(records[ri]);
+      out_.ops[ri].span(lo, hi);
+    }
     for (Sim& s : sims_) s.host = impl_.t0;
   }
 
@@ -385,9 +406,9 @@ class Replayer::Impl::Simulation {
       }
       // A dropped synchronisation still in the records: as if apply_edits had left it out.
       if (no_barrier_ && sync_kind(r) && no_barrier_->count({records_[ri].rank, seq})) continue;
-      const auto gap_it = impl_.ranks[ri].gap.find(seq);
+      const int64_t* gap = impl_.ranks[ri].gap.find(seq);
       const int64_t host_before = sim.host;
-      sim.host += gap_it != impl_.ranks[ri].gap.end() ? gap_it->second : 0;
+      sim.host += gap ? *gap : 0;
       if (const trace::OpCommon* op = trace::op_common(r)) on_operation(ri, sim, r, *op, host_before);
       else on_call(ri, sim, r);
     }
@@ -565,10 +586,10 @@ void Replayer::Impl::step_times(Schedule& s) const {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = kNone;
   int instances_used = 0;
   for (size_t ri = 0; ri < ranks.size(); ++ri) {
-    for (const auto& [seq, t] : s.ops[ri]) {
+    s.ops[ri].for_each([&](uint64_t, const OpTime& t) {
       lo = std::min(lo, t.start);
       hi = std::max(hi, t.end);
-    }
+    });
     const auto& steps = ranks[ri].steps;
     if (steps.empty()) continue;
     const size_t first = steps.size() >= 2 && options.first_step_warmup ? 1 : 0;  // the first of several is warm-up
@@ -576,9 +597,9 @@ void Replayer::Impl::step_times(Schedule& s) const {
     for (size_t i = first; i < steps.size(); ++i) {
       int64_t a = std::numeric_limits<int64_t>::max(), b = kNone;
       for (uint64_t seq : steps[i])
-        if (auto it = s.ops[ri].find(seq); it != s.ops[ri].end()) {
-          a = std::min(a, it->second.start);
-          b = std::max(b, it->second.end);
+        if (const OpTime* t = s.ops[ri].find(seq)) {
+          a = std::min(a, t->start);
+          b = std::max(b, t->end);
         }
       if (b > a) {
         total += b - a;
@@ -651,10 +672,10 @@ Schedule Replayer::run_in_place(const std::vector<RankRecords>& run, const WhatI
 std::vector<std::string> Replayer::notes() const { return impl_->notes; }
 
 bool Replayer::scales_any(const DurationScale& s) const {
-  for (size_t ri = 0; ri < impl_->ranks.size(); ++ri)
-    for (const auto& [seq, p] : impl_->ranks[ri].ops)
-      if (impl_->scales(s, ri, p)) return true;
-  return false;
+  bool any = false;
+  for (size_t ri = 0; ri < impl_->ranks.size() && !any; ++ri)
+    impl_->ranks[ri].ops.for_each([&](uint64_t, const OpParams& p) { any = any || impl_->scales(s, ri, p); });
+  return any;
 }
 
 const std::vector<RankRecords>& Replayer::records() const { return impl_->run; }

@@ -11,8 +11,8 @@ void add_manifestation(std::vector<Finding>& races, const std::vector<const Cost
     size_t ri = 0;
     for (const CostRun* c : runs) {
       for (size_t i = 0; i < c->run->size() && !on; ++i)
-        if ((*c->run)[i].rank == f.first.rank && c->unchanged->ops[i].count(f.first.seq) &&
-            c->unchanged->ops[i].count(f.second.seq)) {
+        if ((*c->run)[i].rank == f.first.rank && c->unchanged->ops[i].contains(f.first.seq) &&
+            c->unchanged->ops[i].contains(f.second.seq)) {
           on = c;
           ri = i;
         }
@@ -24,11 +24,11 @@ void add_manifestation(std::vector<Finding>& races, const std::vector<const Cost
     const Schedule& unchanged = *on->unchanged;
     auto overlap = [&](double factor) {
       const Schedule s = factor == 1.0 ? unchanged : replay.run(run, {DurationScale{f.first.stream_name, "", factor}});
-      auto a = s.ops[ri].find(f.first.seq), b = s.ops[ri].find(f.second.seq);
-      if (a == s.ops[ri].end() || b == s.ops[ri].end()) return false;
+      const OpTime *a = s.ops[ri].find(f.first.seq), *b = s.ops[ri].find(f.second.seq);
+      if (!a || !b) return false;
       // The later operation starts before the earlier one has ended: they overlap, or run
       // the other way round; either way the bytes are no longer accessed in issue order.
-      return b->second.start < a->second.end;
+      return b->start < a->end;
     };
     std::string text;
     if (overlap(1.0)) {

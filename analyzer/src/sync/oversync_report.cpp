@@ -51,10 +51,10 @@ Finding oversync_finding(const SiteGroup& g, const SyncVerdict& v, const Oversyn
   f.sync_seq = first.seq;
   if (c.measured) {
     for (OpRef* op : {&f.first, &f.second}) {
-      auto it = c.measured->ops[first.rank_index].find(op->seq);
-      if (op->seq && it != c.measured->ops[first.rank_index].end()) {
-        op->start_ns = static_cast<uint64_t>(std::max<int64_t>(0, it->second.start));
-        op->end_ns = static_cast<uint64_t>(std::max<int64_t>(0, it->second.end));
+      const OpTime* t = c.measured->ops[first.rank_index].find(op->seq);
+      if (op->seq && t) {
+        op->start_ns = static_cast<uint64_t>(std::max<int64_t>(0, t->start));
+        op->end_ns = static_cast<uint64_t>(std::max<int64_t>(0, t->end));
       }
     }
   }

@@ -16,17 +16,15 @@ constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min() / 4;
 // later the next operation started than its GPU-side readiness and the call allowed, i.e.
 // the GPU time lost to the blocked host (the host's own idle time costs nothing).
 int64_t measured_stall(const SyncSite& site, const Schedule& m) {
-  const auto& syncs = m.syncs[site.rank_index];
-  auto st = syncs.find(site.seq);
-  if (st == syncs.end() || !site.next_op) return 0;
-  auto next = m.ops[site.rank_index].find(site.next_op);
-  if (next == m.ops[site.rank_index].end()) return 0;
+  const SyncTime* st = m.syncs[site.rank_index].find(site.seq);
+  if (!st || !site.next_op) return 0;
+  const OpTime* next = m.ops[site.rank_index].find(site.next_op);
+  if (!next) return 0;
   if (!site.host) {
-    if (st->second.done == kNoTime) return 0;
-    return std::max<int64_t>(0, std::min(next->second.start, st->second.done) -
-                                    std::max(st->second.stream_tail, next->second.issue));
+    if (st->done == kNoTime) return 0;
+    return std::max<int64_t>(0, std::min(next->start, st->done) - std::max(st->stream_tail, next->issue));
   }
-  return std::max<int64_t>(0, next->second.start - std::max(next->second.ready, st->second.issue));
+  return std::max<int64_t>(0, next->start - std::max(next->ready, st->issue));
 }
 
 bool in_windows(const std::vector<std::pair<int64_t, int64_t>>& windows, int64_t t) {
@@ -45,7 +43,7 @@ StallWindows stall_windows(const std::vector<RankRecords>& run, const Schedule& 
     int64_t first = std::numeric_limits<int64_t>::max();
     for (const trace::Record& r : run[ri].records)
       if (const auto* c = std::get_if<trace::Nccl>(&r))
-        if (auto it = m.ops[ri].find(c->op.seq); it != m.ops[ri].end()) first = std::min(first, it->second.start);
+        if (const OpTime* t = m.ops[ri].find(c->op.seq)) first = std::min(first, t->start);
     for (auto& w : windows[ri])
       if (first != std::numeric_limits<int64_t>::max() && first > w.first) w.first = std::min(first, w.second);
   }
@@ -57,8 +55,8 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
   std::vector<int64_t> per_rank(c.run.size(), 0);
   for (const SyncSite* s : g.sites) {
     const int64_t stall = measured_stall(*s, m);
-    auto next = m.ops[s->rank_index].find(s->next_op);
-    const int64_t when = next != m.ops[s->rank_index].end() ? next->second.start : 0;
+    const OpTime* next = m.ops[s->rank_index].find(s->next_op);
+    const int64_t when = next ? next->start : 0;
     if (in_windows(c.windows[s->rank_index], when)) per_rank[s->rank_index] += stall;
   }
   for (size_t ri = 0; ri < c.run.size(); ++ri) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/seq_table.h"
 
 namespace streamhaz::analysis {
 
@@ -157,8 +158,8 @@ struct SyncTime {
 };
 
 struct Schedule {
-  std::vector<std::unordered_map<uint64_t, OpTime>> ops;     // per rank index: seq -> times
-  std::vector<std::unordered_map<uint64_t, SyncTime>> syncs;  // per rank index: seq -> times
+  std::vector<SeqTable<OpTime>> ops;     // per rank index: seq -> times
+  std::vector<SeqTable<SyncTime>> syncs;  // per rank index: seq -> times
   std::vector<int64_t> rank_step_ns;  // per rank index
   int64_t step_ns = 0;                // slowest rank's step time
   int measured_steps = 0;             // step instances averaged (0: makespan of the run)
