@@ -260,7 +260,7 @@ AnalysisResult analyze_records(const std::vector<RankRecords>& ranks, const Anal
       const RankRecords& r = ranks[i];
       RankRun run;
       run.memory = &r;
-      run.skip = options.skip_syncs;
+      if (options.skip_syncs) run.skip.emplace(*options.skip_syncs, r.rank);
       if (options.inserts && i < options.inserts->size()) run.inserts = &(*options.inserts)[i];
       if (options.phantoms && i < options.phantoms->size()) run.phantoms = &(*options.phantoms)[i];
       pass.runs.push_back(std::move(run));

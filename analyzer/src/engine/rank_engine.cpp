@@ -16,6 +16,10 @@ RankEngine::RankEngine(int rank, uint32_t index, TimelineRegistry* shared_timeli
       collectives_(collectives),
       findings_(findings),
       options_(options) {
+  if (options.skip_syncs) skipped_syncs_ = RankSeqs(*options.skip_syncs, rank);
+  if (options.phantom_ops) phantom_ops_ = RankSeqs(*options.phantom_ops, rank);
+  if (options.lasting_phantom_ops) lasting_phantom_ops_ = RankSeqs(*options.lasting_phantom_ops, rank);
+  if (options.sync_sites) sync_sites_ = RankSeqMap<SyncSiteIds>(*options.sync_sites, rank);
   shadow_.keep_all_readers(options.keep_all_readers);
   shadow_.expect_phantoms(options.phantom_ops != nullptr);
   pass_checks_ = options.order_checks || options.phantom_ops || options.on_ordered_by_sites;

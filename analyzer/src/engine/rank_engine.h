@@ -27,6 +27,7 @@
 #include "model/address_book.h"
 #include "model/footprint.h"
 #include "model/op_stamp.h"
+#include "model/rank_seqs.h"
 #include "shadow/pointer_shadow.h"
 #include "shadow/shadow_memory.h"
 #include "streamhaz/trace/records.h"
@@ -251,6 +252,10 @@ class RankEngine {
   CollectiveMatcher& collectives_;
   FindingCollector& findings_;
   EngineOptions options_;
+  // This rank's entries of options_' skip_syncs, phantom_ops, lasting_phantom_ops and sync_sites,
+  // asked about every operation.
+  RankSeqs skipped_syncs_, phantom_ops_, lasting_phantom_ops_;
+  RankSeqMap<SyncSiteIds> sync_sites_;
 
   // Ids are dense in traces the tracer writes, but a corrupt one may hold any 32-bit id: only
   // small stream ids are indexed directly, strings and events live in hash maps.

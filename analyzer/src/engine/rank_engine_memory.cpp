@@ -143,10 +143,9 @@ void RankEngine::touch_for_pass(const OpStamp& op, const ByteRange& b, const Vec
   if (checking_order()) return;
   std::vector<Conflict>* ordered = tracing_sites() ? &ordered_scratch_ : nullptr;
   using Phantom = ShadowMemory::Phantom;
-  const Phantom phantom = !options_.phantom_ops || !options_.phantom_ops->count({rank_, op.seq}) ? Phantom::No
-                          : options_.lasting_phantom_ops && options_.lasting_phantom_ops->count({rank_, op.seq})
-                              ? Phantom::Lasting
-                              : Phantom::Yes;
+  const Phantom phantom = !phantom_ops_.contains(op.seq)         ? Phantom::No
+                          : lasting_phantom_ops_.contains(op.seq) ? Phantom::Lasting
+                                                                  : Phantom::Yes;
   // In the run with phantoms (gather_latest): a phantom keeps one pair per timeline, a real access
   // one per timeline of the phantoms it meets, an operation of a graph every pair. The run as
   // traced keeps every pair: they are the pairs a site is said to protect (SyncVerdict::pairs).

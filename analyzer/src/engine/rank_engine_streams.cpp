@@ -63,15 +63,14 @@ void RankEngine::host_joins(const VectorClock& c, EdgeSites via) {
 }
 
 EdgeSites RankEngine::site_of(uint64_t seq) const {
-  if (!options_.sync_sites) return {};
-  auto it = options_.sync_sites->find({rank_, seq});
-  return it != options_.sync_sites->end() ? EdgeSites{it->second.site, it->second.group} : EdgeSites{};
+  const SyncSiteIds* ids = sync_sites_.find(seq);
+  return ids ? EdgeSites{ids->site, ids->group} : EdgeSites{};
 }
 
 bool RankEngine::barrier_skipped() const {
   if (!options_.skip_syncs || replaying_ || !current_) return false;
   const trace::OpCommon* op = trace::op_common(*current_);
-  return op && options_.skip_syncs->count({rank_, op->seq});
+  return op && skipped_syncs_.contains(op->seq);
 }
 
 const std::vector<uint32_t>& RankEngine::blocking_slots() {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <new>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,7 +25,7 @@ namespace streamhaz::analysis {
 struct RankRun {
   std::unique_ptr<trace::TraceReader> reader;
   const RankRecords* memory = nullptr;
-  const std::set<std::pair<int, uint64_t>>* skip = nullptr;  // syncs left out (memory only)
+  std::optional<RankSeqs> skip;                               // syncs left out (memory only)
   const RecordInserts* inserts = nullptr;                      // records added (memory only)
   size_t next_insert = 0;
   const PhantomFences* phantoms = nullptr;  // read as the run with phantoms (memory only)

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "engine/collective_matcher.h"
+#include "model/rank_seqs.h"
 #include "model/stream_kind.h"
 #include "replay/steps.h"
 #include "streamhaz/analysis/replay.h"
@@ -296,6 +297,8 @@ class Replayer::Impl::Simulation {
       const auto [lo, hi] = &records == &impl_.run ? impl_.spans[ri] : seq_span(records[ri]);
       out_.ops[ri].span(lo, hi);
     }
+    if (no_barrier_)
+      for (const RankRecords& rank : records) no_barrier_here_.emplace_back(*no_barrier_, rank.rank);
     for (Sim& s : sims_) s.host = impl_.t0;
   }
 
@@ -405,7 +408,7 @@ class Replayer::Impl::Simulation {
         continue;
       }
       // A dropped synchronisation still in the records: as if apply_edits had left it out.
-      if (no_barrier_ && sync_kind(r) && no_barrier_->count({records_[ri].rank, seq})) continue;
+      if (no_barrier_ && sync_kind(r) && no_barrier_here_[ri].contains(seq)) continue;
       const int64_t* gap = impl_.ranks[ri].gap.find(seq);
       const int64_t host_before = sim.host;
       sim.host += gap ? *gap : 0;
@@ -436,7 +439,7 @@ class Replayer::Impl::Simulation {
     StreamSim& st = sim.streams[op.stream];
     if (st.capturing) return;  // runs at its graph's launch
     OpParams& p = info.ops[op.seq];
-    const bool barrier = !no_barrier_ || !no_barrier_->count({records_[ri].rank, op.seq});
+    const bool barrier = !no_barrier_ || !no_barrier_here_[ri].contains(op.seq);
     const int64_t ready = ready_of(ri, sim, op.stream, barrier);
     if (info.streams[op.stream].legacy()) {
       // The barrier as a synchronisation: when the blocking streams released the operation.
@@ -568,6 +571,7 @@ class Replayer::Impl::Simulation {
   const std::vector<DurationScale>* scales_;
   const bool fitting_;
   const std::set<std::pair<int, uint64_t>>* no_barrier_;
+  std::vector<RankSeqs> no_barrier_here_;  // each rank's part of it, asked at every operation
   const std::vector<RecordInserts>* inserts_;
   Schedule out_;
   std::vector<Sim> sims_;
