@@ -269,6 +269,7 @@ double Replayer::Impl::scale_of(size_t ri, const OpParams& p, const std::vector<
 namespace {
 
 struct StreamSim {
+  const StreamInfo* info = nullptr;  // the stream as traced (Simulation::stream_of)
   int64_t tail = kNone;          // end of the last operation
   int64_t floor = kNone;         // events waited for since then
   int64_t legacy_floor = kNone;  // legacy-stream work a blocking stream's next command waits for
@@ -347,35 +348,37 @@ class Replayer::Impl::Simulation {
 
   // A legacy-stream operation waits for the blocking streams of its device and they wait for
   // it (`barrier`), unless a what-if dropped that barrier.
-  int64_t ready_of(size_t ri, Sim& sim, trace::StreamId id, bool barrier) {
+  // The simulated stream `id` of rank `ri`, with its traced facts found once (every operation
+  // asks for its stream, and legacy-stream ones for every other).
+  StreamSim& stream_of(size_t ri, Sim& sim, trace::StreamId id) {
     StreamSim& st = sim.streams[id];
+    if (!st.info) st.info = &impl_.ranks[ri].streams[id];  // map nodes stay put
+    return st;
+  }
+
+  int64_t ready_of(size_t ri, Sim& sim, trace::StreamId id, bool barrier) {
+    const StreamSim& st = stream_of(ri, sim, id);
     int64_t ready = std::max({st.tail, st.floor, st.legacy_floor});
-    const StreamInfo& info = impl_.ranks[ri].streams[id];
-    if (info.legacy() && barrier)
-      for (auto& [other, os] : sim.streams) {
-        const StreamInfo& oi = impl_.ranks[ri].streams[other];
-        if (oi.blocking() && oi.device == info.device) ready = std::max({ready, os.tail, os.floor});
-      }
+    if (st.info->legacy() && barrier)
+      for (auto& [other, os] : sim.streams)
+        if (os.info->blocking() && os.info->device == st.info->device) ready = std::max({ready, os.tail, os.floor});
     return ready;
   }
 
   void finish_op(size_t ri, Sim& sim, trace::StreamId id, uint64_t seq, int64_t end, bool barrier) {
-    StreamSim& st = sim.streams[id];
+    StreamSim& st = stream_of(ri, sim, id);
     st.tail = end;
     st.floor = st.legacy_floor = kNone;
     out_.ops[ri][seq].end = end;
-    const StreamInfo& info = impl_.ranks[ri].streams[id];
-    if (info.legacy() && barrier)
-      for (auto& [other, os] : sim.streams) {
-        const StreamInfo& oi = impl_.ranks[ri].streams[other];
-        if (oi.blocking() && oi.device == info.device) os.legacy_floor = std::max(os.legacy_floor, end);
-      }
+    if (st.info->legacy() && barrier)
+      for (auto& [other, os] : sim.streams)
+        if (os.info->blocking() && os.info->device == st.info->device) os.legacy_floor = std::max(os.legacy_floor, end);
   }
 
-  int64_t device_tail(size_t ri, Sim& sim, uint32_t device, bool any_device) {
+  int64_t device_tail(Sim& sim, uint32_t device, bool any_device) {
     int64_t t = kNone;
     for (auto& [id, st] : sim.streams)
-      if (any_device || impl_.ranks[ri].streams[id].device == device) t = std::max({t, st.tail, st.floor});
+      if (any_device || st.info->device == device) t = std::max({t, st.tail, st.floor});
     return t;
   }
 
@@ -421,11 +424,11 @@ class Replayer::Impl::Simulation {
   // Event records and waits a what-if added (they carry no seq).
   void on_added(size_t ri, Sim& sim, const trace::Record& r) {
     if (const auto* e = std::get_if<trace::EventRecord>(&r)) {
-      StreamSim& st = sim.streams[e->stream];
+      StreamSim& st = stream_of(ri, sim, e->stream);
       if (!st.capturing) sim.events[e->event] = std::max({st.tail, st.floor, sim.host});
     } else if (const auto* w = std::get_if<trace::EventWait>(&r)) {
       if (auto it = sim.events.find(w->event); it != sim.events.end()) {
-        StreamSim& st = sim.streams[w->stream];
+        StreamSim& st = stream_of(ri, sim, w->stream);
         out_.syncs[ri][0] = {sim.host, it->second, std::max(st.tail, st.floor)};
         st.floor = std::max(st.floor, it->second);
       }
@@ -436,12 +439,12 @@ class Replayer::Impl::Simulation {
   // ends, or, for a collective, the rank blocks until every rank has started it.
   void on_operation(size_t ri, Sim& sim, const trace::Record& r, const trace::OpCommon& op, int64_t host_before) {
     RankInfo& info = impl_.ranks[ri];
-    StreamSim& st = sim.streams[op.stream];
+    StreamSim& st = stream_of(ri, sim, op.stream);
     if (st.capturing) return;  // runs at its graph's launch
     OpParams& p = info.ops[op.seq];
     const bool barrier = !no_barrier_ || !no_barrier_here_[ri].contains(op.seq);
     const int64_t ready = ready_of(ri, sim, op.stream, barrier);
-    if (info.streams[op.stream].legacy()) {
+    if (st.info->legacy()) {
       // The barrier as a synchronisation: when the blocking streams released the operation.
       const int64_t own = ready_of(ri, sim, op.stream, false);
       out_.syncs[ri][op.seq] = {sim.host, ready_of(ri, sim, op.stream, true), own};
@@ -514,11 +517,11 @@ class Replayer::Impl::Simulation {
     std::visit([&](const auto& x) {
       using T = std::decay_t<decltype(x)>;
       if constexpr (std::is_same_v<T, trace::EventRecord>) {
-        StreamSim& st = sim.streams[x.stream];
+        StreamSim& st = stream_of(ri, sim, x.stream);
         if (!st.capturing) sim.events[x.event] = std::max({st.tail, st.floor, sim.host});
       } else if constexpr (std::is_same_v<T, trace::EventWait>) {
         auto it = sim.events.find(x.event);
-        StreamSim& st = sim.streams[x.stream];
+        StreamSim& st = stream_of(ri, sim, x.stream);
         const int64_t tail = std::max(st.tail, st.floor);
         out_.syncs[ri][x.seq] = {sim.host, it != sim.events.end() ? it->second : kNone, tail};
         if (it != sim.events.end() && !st.capturing) st.floor = std::max(st.floor, it->second);
@@ -529,20 +532,20 @@ class Replayer::Impl::Simulation {
         out_.syncs[ri][x.seq] = {call, sim.host, 0};
       } else if constexpr (std::is_same_v<T, trace::StreamSync>) {
         const int64_t call = sim.host;
-        StreamSim& st = sim.streams[x.stream];
+        StreamSim& st = stream_of(ri, sim, x.stream);
         sim.host = std::max({sim.host, st.tail, st.floor});
         out_.syncs[ri][x.seq] = {call, sim.host, 0};
       } else if constexpr (std::is_same_v<T, trace::DeviceSync>) {
         const int64_t call = sim.host;
-        sim.host = std::max(sim.host, device_tail(ri, sim, x.device, false));
+        sim.host = std::max(sim.host, device_tail(sim, x.device, false));
         out_.syncs[ri][x.seq] = {call, sim.host, 0};
       } else if constexpr (std::is_same_v<T, trace::Free>) {
         if (x.kind == trace::AllocKind::Device || x.kind == trace::AllocKind::Managed)
-          sim.host = std::max(sim.host, device_tail(ri, sim, 0, true));
+          sim.host = std::max(sim.host, device_tail(sim, 0, true));
       } else if constexpr (std::is_same_v<T, trace::CaptureBegin>) {
-        sim.streams[x.stream].capturing = true;
+        stream_of(ri, sim, x.stream).capturing = true;
       } else if constexpr (std::is_same_v<T, trace::CaptureEnd>) {
-        sim.streams[x.stream].capturing = false;
+        stream_of(ri, sim, x.stream).capturing = false;
       }
     }, r);
   }
