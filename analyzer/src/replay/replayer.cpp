@@ -86,30 +86,44 @@ std::pair<uint64_t, uint64_t> seq_span(const RankRecords& rank) {
 
 int size_class(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
 
-// The duration key of an untimed operation: kind, name and size class (powers of two).
-std::string duration_key(const trace::Record& r, const RankInfo& info) {
-  return std::visit([&](const auto& x) -> std::string {
+// The duration class of an operation, for untimed ones: kind, name and size class (powers of
+// two). Numbers, not text: every operation of every rank gets one when a replay is fitted.
+struct DurationKey {
+  enum class Kind : uint8_t { Other, Kernel, Memcpy, Memset, Nccl, HostFunc, Graph } kind = Kind::Other;
+  uint64_t detail = 0;  // copy or collective kind, graph id
+  int size = 0;         // size class
+  size_t name = 0;      // kernels: their name's number in KernelNames
+  auto operator<=>(const DurationKey&) const = default;
+};
+
+// Kernel names numbered by their text (ranks number strings each their own way).
+using KernelNames = std::map<std::string, size_t, std::less<>>;
+
+DurationKey duration_key(const trace::Record& r, const RankInfo& info, KernelNames& names) {
+  using Kind = DurationKey::Kind;
+  return std::visit([&](const auto& x) -> DurationKey {
     using T = std::decay_t<decltype(x)>;
     if constexpr (std::is_same_v<T, trace::Kernel>) {
       auto it = info.strings.find(x.name);
-      return "kernel|" + (it != info.strings.end() ? it->second : std::string());
+      const std::string_view text = it != info.strings.end() ? std::string_view(it->second) : std::string_view();
+      auto known = names.find(text);
+      if (known == names.end()) known = names.emplace(std::string(text), names.size()).first;
+      return {Kind::Kernel, 0, 0, known->second};
     } else if constexpr (std::is_same_v<T, trace::Memcpy>) {
-      return fmt::format("memcpy|{}|{}", static_cast<int>(x.kind), size_class(x.width * x.rows));
+      return {Kind::Memcpy, static_cast<uint64_t>(x.kind), size_class(x.width * x.rows)};
     } else if constexpr (std::is_same_v<T, trace::Memset>) {
-      return fmt::format("memset|{}", size_class(x.width * x.rows));
+      return {Kind::Memset, 0, size_class(x.width * x.rows)};
     } else if constexpr (std::is_same_v<T, trace::Nccl>) {
-      return fmt::format("nccl|{}|{}", static_cast<int>(x.kind), size_class(x.count * x.elem_bytes));
+      return {Kind::Nccl, static_cast<uint64_t>(x.kind), size_class(x.count * x.elem_bytes)};
     } else if constexpr (std::is_same_v<T, trace::HostFunc>) {
-      return "host_func";
+      return {Kind::HostFunc};
     } else if constexpr (std::is_same_v<T, trace::GraphLaunch>) {
-      return fmt::format("graph|{}", x.graph);
+      return {Kind::Graph, static_cast<uint64_t>(x.graph)};
     } else {
-      return "";
+      return {};
     }
   }, r);
 }
-
-std::string kind_of_key(const std::string& key) { return key.substr(0, key.find('|')); }
 
 int64_t median(std::vector<int64_t> v) {
   if (v.empty()) return 0;
@@ -156,8 +170,10 @@ struct Replayer::Impl {
 // What the fit and every simulation read once: names, streams, measured intervals, durations.
 void Replayer::Impl::scan() {
   ranks.resize(run.size());
-  std::map<std::string, std::vector<int64_t>> by_key, by_kind;
-  std::vector<std::pair<size_t, std::pair<uint64_t, std::string>>> untimed;
+  std::map<DurationKey, std::vector<int64_t>> by_key;
+  std::map<DurationKey::Kind, std::vector<int64_t>> by_kind;
+  KernelNames kernel_names;
+  std::vector<std::pair<size_t, std::pair<uint64_t, DurationKey>>> untimed;
   size_t timed_ops = 0, all_ops = 0;
   t0 = std::numeric_limits<int64_t>::max();
   for (size_t ri = 0; ri < run.size(); ++ri) {
@@ -191,13 +207,13 @@ void Replayer::Impl::scan() {
         p.comm_seq = n->comm_seq;
         p.nranks = n->nranks;
       }
-      const std::string key = duration_key(r, info);
+      const DurationKey key = duration_key(r, info, kernel_names);
       if (const Measured* m = info.timing.find(op->seq)) {
         p.timed = true;
         ++timed_ops;
         p.duration = m->end - m->start;
         by_key[key].push_back(p.duration);
-        by_kind[kind_of_key(key)].push_back(p.duration);
+        by_kind[key.kind].push_back(p.duration);
         t0 = std::min(t0, m->start);
         info.busy[info.streams[op->stream].device].spans.push_back({m->start, m->end});
         if (p.collective) {
@@ -231,7 +247,7 @@ void Replayer::Impl::scan() {
     if (auto it = by_key.find(seq_key.second); it != by_key.end()) {
       p.duration = median(it->second);
       ++by_class;
-    } else if (auto k = by_kind.find(kind_of_key(seq_key.second)); k != by_kind.end()) {
+    } else if (auto k = by_kind.find(seq_key.second.kind); k != by_kind.end()) {
       p.duration = median(k->second);
       ++by_kind_only;
     } else {
