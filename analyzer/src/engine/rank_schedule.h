@@ -8,13 +8,13 @@
 #include <memory>
 #include <new>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/collective_matcher.h"
 #include "engine/rank_engine.h"
+#include "model/rank_seqs.h"
 #include "findings/finding_collector.h"
 #include "streamhaz/analysis/analyze.h"
 #include "streamhaz/trace/reader.h"
