@@ -11,6 +11,7 @@
 #include <set>
 
 #include "scenario.h"
+#include "sync/minimal_sync.h"
 #include "sync/pair_check.h"
 #include "sync/site_protection.h"
 #include "sync/sync_sites.h"
@@ -321,7 +322,7 @@ TEST_CASE("site protection: the witness check finds the idle queries a check of 
 }
 
 TEST_CASE("site protection: a check reads added waits in place as it reads them from an edited copy", "[oversync][property]") {
-  int unordered = 0, ordered_by_waits = 0;
+  int unordered = 0, ordered_by_waits = 0, described = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
     const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3)));
     const RunVariants v = analysis::make_variants(run, seed % 2 == 0);
@@ -334,12 +335,34 @@ TEST_CASE("site protection: a check reads added waits in place as it reads them 
         analysis::unordered_pairs(run, v, nullptr, &skip, analysis::PassOrder::Local, &inserts);
     CAPTURE(seed);
     CHECK(in_place == copied);
+    // Placed through the run's kept places (no read of its records), and through places kept for
+    // another run, which must not be used: the same inserts.
+    const auto other_run = run;
+    const analysis::RecordPlaces others(other_run);
+    for (const analysis::RecordPlaces* places : {&v.places, &others}) {
+      const std::vector<analysis::RecordInserts> placed = analysis::edit_inserts(run, w, places);
+      REQUIRE(placed.size() == inserts.size());
+      for (size_t ri = 0; ri < placed.size(); ++ri) {
+        REQUIRE(placed[ri].size() == inserts[ri].size());
+        for (size_t i = 0; i < placed[ri].size(); ++i) {
+          CHECK(placed[ri][i].before == inserts[ri][i].before);
+          CHECK(placed[ri][i].after_previous == inserts[ri][i].after_previous);
+          CHECK(placed[ri][i].record == inserts[ri][i].record);
+        }
+      }
+    }
+    std::map<analysis::Pair, uint64_t> first_byte;
+    const PairSet plain_pairs = analysis::unordered_pairs(run, v, &first_byte, &skip);
+    const std::vector<std::string> lines = analysis::describe_waits(run, w.add, plain_pairs, first_byte, &v.places);
+    CHECK(lines == analysis::describe_waits(run, w.add, plain_pairs, first_byte));
+    described += static_cast<int>(lines.size());
     const PairSet plain = analysis::unordered_pairs(run, v, nullptr, &skip);
     unordered += static_cast<int>(copied.size());
     ordered_by_waits += static_cast<int>(plain.minus(copied).size());
   }
   CHECK(unordered > 100);        // the edited runs keep pairs unordered...
   CHECK(ordered_by_waits > 100);  // ...and the added waits order many others
+  CHECK(described > 100);         // lines of advice compared
 }
 
 // The run with phantoms as a copy (what make_variants wrote out before it was read in place): the

@@ -686,9 +686,10 @@ Schedule Replayer::run(const std::vector<RankRecords>& edited, const std::vector
 
 Schedule Replayer::run_unchanged() const { return impl_->simulate(impl_->run, nullptr, false); }
 
-Schedule Replayer::run_in_place(const std::vector<RankRecords>& run, const WhatIf& w) const {
+Schedule Replayer::run_in_place(const std::vector<RankRecords>& run, const WhatIf& w,
+                               const RecordPlaces* places) const {
   if (!w.drop_kinds.empty()) return this->run(apply_edits(run, w), w.scales, &w.drop);
-  const std::vector<RecordInserts> inserts = edit_inserts(run, w);
+  const std::vector<RecordInserts> inserts = edit_inserts(run, w, places);
   return impl_->simulate(run, &w.scales, false, &w.drop, &inserts);
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -116,7 +118,8 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
 
 std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
                                         const PairSet& pairs,
-                                        const std::map<Pair, uint64_t>& first_byte) {
+                                        const std::map<Pair, uint64_t>& first_byte, const RecordPlaces* places) {
+  if (places && !places->of(run)) places = nullptr;
   struct Pattern {
     uint64_t count = 0;
     std::set<int> ranks;
@@ -126,7 +129,8 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
   std::vector<std::string> order;
   std::map<int, std::vector<const AddedWait*>> waits_of;  // by rank: not every wait for every rank
   for (const AddedWait& w : waits) waits_of[w.rank].push_back(&w);
-  for (const RankRecords& rr : run) {
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const RankRecords& rr = run[ri];
     const auto mine = waits_of.find(rr.rank);
     if (mine == waits_of.end()) continue;
     // Views of the records' own text; of the operations, only those the waits name.
@@ -136,11 +140,22 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
     std::unordered_set<uint64_t> named;
     for (const AddedWait* w : mine->second) named.insert({w->after_seq, w->before_seq});
     std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string_view>> names;  // [lo, hi) -> buffer
-    for (const trace::Record& r : rr.records) {
+    auto read = [&](const trace::Record& r) {
       if (const auto* s = std::get_if<trace::StringDef>(&r)) strings[s->id] = s->text;
       else if (const auto* n = std::get_if<trace::StreamName>(&r)) streams[n->stream] = strings[n->name];
       else if (const auto* b = std::get_if<trace::BufferName>(&r)) names.push_back({{b->ptr, b->ptr + b->bytes}, strings[b->name]});
       else if (const trace::OpCommon* op = trace::op_common(r); op && named.count(op->seq)) ops[op->seq] = &r;
+    };
+    if (places) {  // the name records and the named operations alone
+      for (size_t i : places->names(ri)) read(rr.records[i]);
+      const auto& placed = places->ops(ri);
+      for (uint64_t seq : named) {
+        // The last record of the seq, as the reading in record order keeps.
+        auto end = std::upper_bound(placed.begin(), placed.end(), std::pair<uint64_t, size_t>{seq, SIZE_MAX});
+        if (end != placed.begin() && std::prev(end)->first == seq) ops[seq] = &rr.records[std::prev(end)->second];
+      }
+    } else {
+      for (const trace::Record& r : rr.records) read(r);
     }
     // The buffer holding a byte: the last name given to a range that holds it. Looked up once per
     // byte: the pairs of a run start at the same few bytes over and over.

@@ -19,9 +19,10 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
                                    const std::set<std::pair<int, uint64_t>>& dropped);
 
 // Advice lines for people, folded by pattern: which stream records after which operation,
-// which stream waits before which one, and for which buffers.
+// which stream waits before which one, and for which buffers. `places`: the run's, where kept
+// (the same lines, without a read of every record).
 std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
-                                        const PairSet& pairs,
-                                        const std::map<Pair, uint64_t>& first_byte);
+                                        const PairSet& pairs, const std::map<Pair, uint64_t>& first_byte,
+                                        const RecordPlaces* places = nullptr);
 
 }  // namespace streamhaz::analysis

@@ -82,7 +82,7 @@ WhatIf minimal_of(const std::vector<RankRecords>& run, const RunVariants& v, con
     std::sort(w.add.begin(), w.add.end());
     w.add.erase(std::unique(w.add.begin(), w.add.end()), w.add.end());
   }
-  if (advice) *advice = describe_waits(run, w.add, need, p.first_byte);
+  if (advice) *advice = describe_waits(run, w.add, need, p.first_byte, &v.places);
   w.lines.push_back("minimal-sync");
   return w;
 }
@@ -182,7 +182,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     windows = stall_windows(run, replay->measured());
   }
   const OversyncReportContext report_context{run, replay ? &replay->measured() : nullptr, tier,
-                                             variants.unfootprinted.size(), protection.first_byte};
+                                             variants.unfootprinted.size(), protection.first_byte,
+                                             &variants.places};
   for (const SiteGroup& g : groups) {
     const SyncSite& first = g.first();
     SyncVerdict v;
@@ -201,7 +202,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   }
 
   rep.minimal = minimal_of(run, variants, ids, protection, &rep.advice);
-  if (replay) rep.minimal_step_ns = replay->run_in_place(run, rep.minimal).step_ns;
+  if (replay) rep.minimal_step_ns = replay->run_in_place(run, rep.minimal, &variants.places).step_ns;
   if (races && replay) add_manifestation(*races, {&sample->get(), &window_run});
   return rep;
 }

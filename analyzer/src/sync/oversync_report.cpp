@@ -63,7 +63,7 @@ Finding oversync_finding(const SiteGroup& g, const SyncVerdict& v, const Oversyn
     const std::set<std::pair<int, uint64_t>> drop = g.instances();
     std::string lines;
     for (const std::string& l : describe_waits(c.run, place_waits(c.run, g.protected_pairs, drop), g.protected_pairs,
-                                               c.first_byte))
+                                               c.first_byte, c.places))
       lines += (lines.empty() ? "" : "; ") + l;
     f.missing_order = (barrier ? "issue it on a non-blocking stream (in the same order) and order what it "
                                  "protects with event waits: "

@@ -20,6 +20,7 @@ struct OversyncReportContext {
   trace::FootprintTier tier;  // the weakest tier the verdicts rest on
   size_t unfootprinted_kernels;  // in the whole judged run
   const std::map<std::tuple<int, uint64_t, uint64_t>, uint64_t>& first_byte;  // of protected pairs
+  const RecordPlaces* places = nullptr;  // run's, where kept
 };
 
 Finding oversync_finding(const SiteGroup& g, const SyncVerdict& v, const OversyncReportContext& c);

@@ -14,6 +14,7 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
                           IdleQueries idle_queries) {
   RunVariants v;
   v.real_ = &run;
+  v.places = RecordPlaces(run);
   // The run with phantoms is read in place (AnalysisOptions::phantoms): here its fences, then one
   // reading of it names the phantoms.
   std::vector<PhantomFences>& plan = v.touch.emplace_back(run.size());
@@ -78,7 +79,7 @@ VariantPairs variant_pairs(const RunVariants& v, const WhatIf* w,
     if (!w || (w->add.empty() && w->drop_kinds.empty()))  // no copy
       return unordered_pairs(run, v, first_byte, &skip, PassOrder::Local, nullptr, phantoms);
     if (w->drop_kinds.empty()) {  // the added waits read in place, the drops skipped
-      const std::vector<RecordInserts> inserts = edit_inserts(run, *w);
+      const std::vector<RecordInserts> inserts = edit_inserts(run, *w, &v.places);
       return unordered_pairs(run, v, first_byte, &skip, PassOrder::Local, &inserts, phantoms);
     }
     // The drops again: a dropped legacy-stream barrier stays in the records, the engine skips it.
@@ -151,7 +152,7 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
   // The added waits read in place (no copy of the run), the drops skipped.
   std::vector<RecordInserts> inserts;
   if (!w.add.empty()) {
-    inserts = edit_inserts(run, w);
+    inserts = edit_inserts(run, w, &v.places);
     o.inserts = &inserts;
   }
   o.phantoms = phantoms;

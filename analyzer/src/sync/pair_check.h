@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "streamhaz/analysis/analyze.h"
+#include "streamhaz/analysis/replay.h"
 #include "sync/pair_set.h"
 
 namespace streamhaz::analysis {
@@ -47,6 +48,8 @@ struct RunVariants {
   // False until they are found: make_variants may leave that to the first witness check
   // (site_protection.h), which finds them as it goes instead of in a check of its own.
   bool idle_queries_found = false;
+  // Where the real run's operations lie: every what-if of the pass places its waits by it.
+  RecordPlaces places;
   // `drop` and the idle queries: what a check of these variants leaves out.
   std::set<std::pair<int, uint64_t>> left_out(const std::set<std::pair<int, uint64_t>>& drop) const {
     std::set<std::pair<int, uint64_t>> out = idle_queries;

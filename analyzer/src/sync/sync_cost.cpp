@@ -68,7 +68,7 @@ void cost_site(const SiteGroup& g, const SiteCostContext& c, SyncVerdict& v) {
   const CostRun& s = c.sample;
   // The replayed change of a step, on the sample, applied to the judged steps' replayed step.
   auto predicted = [&](const WhatIf& w) {
-    const int64_t edited = s.replay->run_in_place(*s.run, w).step_ns;  // no edited copy of the sample
+    const int64_t edited = s.replay->run_in_place(*s.run, w, &s.variants->places).step_ns;  // no edited copy of the sample
     return std::max<int64_t>(1, v.step_ns + edited - s.unchanged->step_ns);
   };
   WhatIf w;

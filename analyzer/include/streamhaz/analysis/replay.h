@@ -116,10 +116,39 @@ void resolve_barrier_drops(const std::vector<RankRecords>& run, WhatIf& w);
 // A copy of the run with the drops and added waits applied (scales act in the replay; dropped
 // legacy-stream barriers act there and in the race check through `w.drop`).
 std::vector<RankRecords> apply_edits(const std::vector<RankRecords>& run, const WhatIf& w);
+// Where each operation of a run lies among its rank's records, where its names are defined, and
+// each rank's first free event id: what edit_inserts and the minimal synchronisation's text
+// would otherwise read every record of a rank for. Kept beside a run that is edited many times
+// (the over-synchronisation pass makes what-ifs per site, each a read of the whole window
+// without it). Valid while the run's records are unchanged.
+class RecordPlaces {
+ public:
+  RecordPlaces() = default;
+  explicit RecordPlaces(const std::vector<RankRecords>& run);
+  // Per rank index: (op seq, record index), sorted.
+  const std::vector<std::pair<uint64_t, size_t>>& ops(size_t rank_index) const { return ranks_[rank_index].ops; }
+  // Per rank index: the indices of its StringDef, StreamName and BufferName records, in order.
+  const std::vector<size_t>& names(size_t rank_index) const { return ranks_[rank_index].names; }
+  trace::EventId first_free_event(size_t rank_index) const { return ranks_[rank_index].first_free_event; }
+  // Whether these are `run`'s places (made from it; an index of another run is not used).
+  bool of(const std::vector<RankRecords>& run) const { return run_ == &run; }
+
+ private:
+  const std::vector<RankRecords>* run_ = nullptr;
+  struct Rank {
+    std::vector<std::pair<uint64_t, size_t>> ops;
+    std::vector<size_t> names;
+    trace::EventId first_free_event = 1;
+  };
+  std::vector<Rank> ranks_;
+};
+
 // The added waits alone, as records among each rank's own (per rank index; empty for a rank
 // without added waits): what apply_edits writes, for a check that reads the run in place
 // (AnalysisOptions::inserts; the drops go to its skip_syncs). Throws WhatIfError as apply_edits.
-std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, const WhatIf& w);
+// `places`: the run's, where kept (the same inserts, found without reading the records).
+std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, const WhatIf& w,
+                                        const RecordPlaces* places = nullptr);
 
 // A copy of the run whose rotating buffers number `spec.buffers` (docs/sync-and-replay.md):
 // pointers of each use moved to its new buffer, new buffers allocated and named; where the
@@ -185,7 +214,9 @@ class Replayer {
   Schedule run_unchanged() const;
   // `run` (the fitted run or one with the same seqs) with `w`'s drops, added waits and scales,
   // read in place: what run(apply_edits(run, w), w.scales, &w.drop) gives, with no edited copy.
-  Schedule run_in_place(const std::vector<RankRecords>& run, const WhatIf& w) const;
+  // `places`: the run's (edit_inserts), where kept.
+  Schedule run_in_place(const std::vector<RankRecords>& run, const WhatIf& w,
+                        const RecordPlaces* places = nullptr) const;
 
   std::vector<std::string> notes() const;  // how durations were obtained, steps found...
   // Does the scale act on any operation of the run (its stream and kernel patterns match)?
