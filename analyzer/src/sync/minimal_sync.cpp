@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -123,7 +124,7 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
   struct Pattern {
     uint64_t count = 0;
     std::set<int> ranks;
-    std::set<std::string> buffers;
+    std::set<std::string_view> buffers;  // views of the records' text (and of literals)
   };
   std::map<std::string, Pattern> patterns;
   std::vector<std::string> order;
@@ -193,27 +194,51 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
         l += fmt::format(" (NVTX {})", nvtx);
       return l;
     };
+    // A wait's text depends on its two operations' streams, kinds, kernel names and NVTX paths
+    // alone (the rank's names are all read by now): formatted once per such shape, not per wait
+    // (a run's waits repeat the same few shapes every step).
+    struct OpShape {
+      trace::StreamId stream = 0;
+      size_t type = 0;      // the record's alternative
+      uint64_t detail = 0;  // kernel name, copy kind or collective kind
+      trace::StringId nvtx = 0;
+      auto operator<=>(const OpShape&) const = default;
+    };
+    auto shape = [&](uint64_t seq) {
+      const trace::Record& r = *ops.at(seq);
+      OpShape s{trace::op_common(r)->stream, r.index(), 0, trace::op_common(r)->nvtx};
+      if (const auto* k = std::get_if<trace::Kernel>(&r)) s.detail = k->name;
+      else if (const auto* m = std::get_if<trace::Memcpy>(&r)) s.detail = static_cast<uint64_t>(m->kind);
+      else if (const auto* n = std::get_if<trace::Nccl>(&r)) s.detail = static_cast<uint64_t>(n->kind);
+      return s;
+    };
+    std::map<std::pair<OpShape, OpShape>, Pattern*> pattern_of;
     for (const AddedWait* wp : mine->second) {
       const AddedWait& w = *wp;
       if (!ops.count(w.after_seq) || !ops.count(w.before_seq)) continue;
-      const std::string text =
-          fmt::format("record an event on {} after {}; make {} wait for it before {}",
-                      stream(trace::op_common(*ops[w.after_seq])->stream), label(w.after_seq),
-                      stream(trace::op_common(*ops[w.before_seq])->stream), label(w.before_seq));
-      auto [it, fresh] = patterns.try_emplace(text);
-      if (fresh) order.push_back(text);
-      ++it->second.count;
-      it->second.ranks.insert(rr.rank);
+      auto [known, unseen] = pattern_of.try_emplace({shape(w.after_seq), shape(w.before_seq)}, nullptr);
+      if (unseen) {
+        const std::string text =
+            fmt::format("record an event on {} after {}; make {} wait for it before {}",
+                        stream(trace::op_common(*ops[w.after_seq])->stream), label(w.after_seq),
+                        stream(trace::op_common(*ops[w.before_seq])->stream), label(w.before_seq));
+        auto [it, fresh] = patterns.try_emplace(text);
+        if (fresh) order.push_back(text);
+        known->second = &it->second;
+      }
+      Pattern& pattern = *known->second;
+      ++pattern.count;
+      pattern.ranks.insert(rr.rank);
       // The buffers of the pairs this wait orders (those ending at its later operation).
       const auto ordered = pairs_before.find(w.before_seq);
       if (ordered == pairs_before.end()) continue;
       for (const auto* p : ordered->second) {
         auto fb = first_byte.find(*p);
         if (fb == first_byte.end() || fb->second == 0) {
-          it->second.buffers.insert("memory a kernel without footprint may touch");
+          pattern.buffers.insert("memory a kernel without footprint may touch");
           continue;
         }
-        it->second.buffers.insert(std::string(buffer_at(fb->second)));
+        pattern.buffers.insert(buffer_at(fb->second));
       }
     }
   }
@@ -223,7 +248,10 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
     std::string ranks;
     for (int r : p.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     std::string buffers;
-    for (const std::string& b : p.buffers) buffers += (buffers.empty() ? "" : ", ") + b;
+    for (std::string_view b : p.buffers) {
+      if (!buffers.empty()) buffers += ", ";
+      buffers += b;
+    }
     lines.push_back(fmt::format("{} ({} time{}, rank{} {}; orders {})", text, p.count, p.count == 1 ? "" : "s",
                                 p.ranks.size() == 1 ? "" : "s", ranks, buffers.empty() ? "-" : buffers));
   }
