@@ -148,8 +148,9 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   RunVariants variants =
       make_variants(run, cut, &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find);
   // The synchronisations of the judged steps: those before them are kept for their edges only.
-  std::vector<SyncSite> sites = find_sync_sites(run);
-  std::erase_if(sites, [&](const SyncSite& s) { return s.seq < judged[s.rank_index].first_seq; });
+  std::vector<uint64_t> judged_from;
+  for (const JudgedWindow& w : judged) judged_from.push_back(w.first_seq);
+  const std::vector<SyncSite> sites = find_sync_sites(run, &judged_from);
   const SiteIds ids = judged_sites(sites);
   const Protection protection = by_witness ? protection_by_witness(variants, ids) : protection_by_removal(variants, ids);
   // Pairs only other ranks order: some rank's synchronisation may be what orders them, so that

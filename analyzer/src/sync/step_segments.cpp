@@ -5,8 +5,8 @@
 namespace streamhaz::analysis {
 
 void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
-  if (segments_.empty() || boundary) segments_.push_back(Segment{index});
-  Segment& g = segments_.back();
+  if (!last_ || boundary) last_ = &segments_.emplace_back(Segment{index});
+  Segment& g = *last_;
   const uint64_t seq = f.seq;
   if (!seq && !g.has_call) {
     ++g.lead_records;
@@ -17,7 +17,7 @@ void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
     if (seq <= last_seq_) in_order_ = false;
     last_seq_ = std::max(last_seq_, seq);
     if (!g.has_call) {
-      with_calls_.push_back(segments_.size() - 1);
+      with_calls_.push_back(&g);
       g.has_call = true;
       g.first_call = index;
       g.first_seq = seq;
@@ -33,14 +33,14 @@ void StepSegments::add_timing(uint64_t op_seq) {
   // The segment of the operation: the last with calls whose first call is at or below its seq
   // (calls in order, so the segments' seq ranges are too). GPU times come in bursts of
   // neighbouring operations: the segment of the last one, or the next, before a search.
-  auto at_or_below = [&](size_t k) { return segments_[with_calls_[k]].first_seq <= op_seq; };
+  auto at_or_below = [&](size_t k) { return with_calls_[k]->first_seq <= op_seq; };
   auto is_last_at_or_below = [&](size_t k) {
     return k < with_calls_.size() && at_or_below(k) && (k + 1 == with_calls_.size() || !at_or_below(k + 1));
   };
   size_t k = timed_hint_;
   if (!is_last_at_or_below(k) && !is_last_at_or_below(++k)) {
     auto it = std::upper_bound(with_calls_.begin(), with_calls_.end(), op_seq,
-                               [&](uint64_t seq, size_t g) { return seq < segments_[g].first_seq; });
+                               [&](uint64_t seq, const Segment* g) { return seq < g->first_seq; });
     if (it == with_calls_.begin()) {
       in_order_ = false;  // no call of ours: let the second read count it
       return;
@@ -48,7 +48,7 @@ void StepSegments::add_timing(uint64_t op_seq) {
     k = static_cast<size_t>(std::prev(it) - with_calls_.begin());
   }
   timed_hint_ = k;
-  Segment& g = segments_[with_calls_[k]];
+  Segment& g = *with_calls_[k];
   if (op_seq > g.last_seq) in_order_ = false;  // no call of ours: let the second read count it
   else ++g.timed;
 }

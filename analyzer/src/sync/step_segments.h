@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sync/trace_shape.h"
@@ -18,12 +19,19 @@ namespace streamhaz::analysis {
 
 class StepSegments {
  public:
+  StepSegments() = default;
+  // Moves keep the segments where they are (and the pointers to them right); a copy would not.
+  StepSegments(StepSegments&&) = default;
+  StepSegments& operator=(StepSegments&&) = default;
+  StepSegments(const StepSegments&) = delete;
+  StepSegments& operator=(const StepSegments&) = delete;
+
   // Record `index` (stack records not counted); `boundary`: a step may start here.
   void add(RecordFacts f, uint64_t index, bool boundary);
   // add() of a record that is no call and no synchronisation.
   void add_plain(uint64_t index, bool boundary) {
-    if (boundary || segments_.empty()) return add(RecordFacts{}, index, boundary);
-    Segment& g = segments_.back();
+    if (boundary || !last_) return add(RecordFacts{}, index, boundary);
+    Segment& g = *last_;
     ++(g.has_call ? g.records : g.lead_records);
   }
   // A GPU time of operation `op_seq` (read after its operation).
@@ -43,8 +51,11 @@ class StepSegments {
     uint64_t first_seq = kNoSeq, last_seq = 0;
     uint64_t timed = 0;  // GPU times of its operations
   };
-  std::vector<Segment> segments_;
-  std::vector<size_t> with_calls_;  // indices of the segments that hold calls
+  // A deque: a vector's growth would copy, and fault in, twice the final size, and a trace of
+  // many ranks holds millions of segments (one per collective or host synchronisation).
+  std::deque<Segment> segments_;
+  Segment* last_ = nullptr;           // segments_.back() (a deque's growth leaves it in place)
+  std::vector<Segment*> with_calls_;  // the segments that hold calls, in order
   uint64_t last_seq_ = 0;           // the highest call seq so far
   size_t timed_hint_ = 0;           // the with_calls_ index the last GPU time fell in
   bool in_order_ = true;            // calls in seq order, every GPU time's operation one of them

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "model/footprint.h"
 #include "streamhaz/analysis/kernel_name.h"
@@ -101,9 +102,12 @@ struct SyncCall {
 // synchronisation (outside stream capture), and each legacy-stream operation's implicit barrier.
 class RankSiteScanner {
  public:
-  RankSiteScanner(const RankRecords& rank, size_t rank_index, std::vector<SyncSite>& sites)
-      : recs_(rank.records), rank_(rank.rank), rank_index_(rank_index), sites_(sites), first_site_(sites.size()),
-        kinds_(stream_kinds(recs_)) {}
+  // `from_seq`: no site for a synchronisation before it. `described`: the keys of the sites
+  // whose text is already made, over every rank scanned so far.
+  RankSiteScanner(const RankRecords& rank, size_t rank_index, uint64_t from_seq, std::vector<SyncSite>& sites,
+                  std::unordered_set<std::string>& described)
+      : recs_(rank.records), rank_(rank.rank), rank_index_(rank_index), from_seq_(from_seq), sites_(sites),
+        first_site_(sites.size()), described_(described), kinds_(stream_kinds(recs_)) {}
 
   void scan() {
     for (size_t i = 0; i < recs_.size(); ++i) {
@@ -152,7 +156,8 @@ class RankSiteScanner {
       sites_[s].next_ref = described();
     }
     host_wait_for_next_.clear();
-    if (kinds_.legacy(op.stream) && kinds_.blocking_used.count(kinds_.device(op.stream)) && capturing_.empty())
+    if (op.seq >= from_seq_ && kinds_.legacy(op.stream) && kinds_.blocking_used.count(kinds_.device(op.stream)) &&
+        capturing_.empty())
       add_legacy_barrier(op, described());
     last_op_[op.stream] = i;
     unsynced_[op.stream].push_back(i);
@@ -225,6 +230,10 @@ class RankSiteScanner {
   }
 
   void add_sync_site(const SyncCall& c) {
+    if (c.seq < from_seq_) {  // before the judged steps: only what it tells of later sites
+      if (c.host) newly_waits_for_host_write(c.covered);
+      return;
+    }
     SyncSite site;
     site.rank_index = rank_index_;
     site.rank = rank_;
@@ -272,12 +281,19 @@ class RankSiteScanner {
     return host_read;
   }
 
-  // Each site's place in words, and the next operation in its key.
+  // Each site's place in words, and the next operation in its key. Only the first site of a key
+  // keeps its text (it speaks for them all); the others drop theirs.
   void describe_places() {
     for (size_t s = first_site_; s < sites_.size(); ++s) {
       SyncSite& site = sites_[s];
       const std::string next = site.next_op ? label(site.next_ref) : "-";
       site.key += "|" + next + "|" + site.next_ref.nvtx;
+      if (!described_.insert(site.key).second) {
+        site.what = std::string();
+        site.prev_ref = OpRef{};
+        site.next_ref = OpRef{};
+        continue;
+      }
       site.where = site.next_op ? fmt::format("before {}", shown(site.next_ref)) : "before the end of the trace";
       if (const std::string nvtx = nvtx_path(site.next_ref.nvtx); site.next_op && !nvtx.empty())
         site.where += fmt::format(" (NVTX {})", nvtx);
@@ -288,8 +304,10 @@ class RankSiteScanner {
   const std::vector<trace::Record>& recs_;
   const int rank_;
   const size_t rank_index_;
+  const uint64_t from_seq_;
   std::vector<SyncSite>& sites_;
   const size_t first_site_;
+  std::unordered_set<std::string>& described_;
   const StreamKinds kinds_;
   RankNames names_;
   PinnedRanges pinned_;
@@ -306,9 +324,13 @@ class RankSiteScanner {
 
 }  // namespace
 
-std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run) {
+std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs) {
   std::vector<SyncSite> sites;
-  for (size_t ri = 0; ri < run.size(); ++ri) RankSiteScanner(run[ri], ri, sites).scan();
+  std::unordered_set<std::string> described;
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    const uint64_t from = from_seqs && ri < from_seqs->size() ? (*from_seqs)[ri] : 0;
+    RankSiteScanner(run[ri], ri, from, sites, described).scan();
+  }
   return sites;
 }
 

@@ -32,7 +32,11 @@ struct SyncSite {
   bool host_read = false;
 };
 
-std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run);
+// Every synchronisation site of the run, rank by rank in record order. `from_seqs` (per rank
+// index): none before that seq (the judged steps' first). Only the first site of each key holds
+// its text (`what`, `where`, `prev_ref`, `next_ref`): it speaks for the group of that key.
+std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run,
+                                      const std::vector<uint64_t>* from_seqs = nullptr);
 
 // The weakest footprint tier among the operations with a footprint (API for copies and NCCL).
 trace::FootprintTier weakest_tier(const std::vector<RankRecords>& run);
