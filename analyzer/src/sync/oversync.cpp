@@ -23,7 +23,7 @@ namespace streamhaz::analysis {
 namespace {
 
 // One group per site key, in the order of first instances, with the verdict of the site.
-std::vector<SiteGroup> group_sites(const std::vector<SyncSite>& sites, const SiteIds& ids, const Protection& p,
+std::vector<SiteGroup> group_sites(const SyncSites& sites, const SiteIds& ids, const Protection& p,
                                    bool others_order_pairs) {
   std::map<std::string, size_t> index;
   std::vector<SiteGroup> groups;
@@ -150,7 +150,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   // The synchronisations of the judged steps: those before them are kept for their edges only.
   std::vector<uint64_t> judged_from;
   for (const JudgedWindow& w : judged) judged_from.push_back(w.first_seq);
-  const std::vector<SyncSite> sites = find_sync_sites(run, &judged_from);
+  const SyncSites sites = find_sync_sites(run, &judged_from);
   const SiteIds ids = judged_sites(sites);
   const Protection protection = by_witness ? protection_by_witness(variants, ids) : protection_by_removal(variants, ids);
   // Pairs only other ranks order: some rank's synchronisation may be what orders them, so that
@@ -189,8 +189,8 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     const SyncSite& first = g.first();
     SyncVerdict v;
     v.key = first.key;
-    v.what = first.what;
-    v.where = first.where;
+    v.what = first.text->what;
+    v.where = first.text->where;
     v.verdict = g.verdict;
     v.instances = g.sites.size();
     v.pairs = g.pairs;

@@ -45,8 +45,8 @@ Finding oversync_finding(const SiteGroup& g, const SyncVerdict& v, const Oversyn
   const bool barrier = first.kind == SyncKind::LegacyBarrier;
   f.key = v.key + (stronger ? "|stronger than needed" : "|redundant");
   f.title = stronger ? fmt::format("{} is stronger than needed", v.what) : fmt::format("{} protects nothing", v.what);
-  f.first = first.prev_ref;
-  f.second = first.next_ref;
+  f.first = first.text->prev_ref;
+  f.second = first.text->next_ref;
   f.sync_rank = first.rank;  // the call judged, for its stack (attach_stacks)
   f.sync_seq = first.seq;
   if (c.measured) {

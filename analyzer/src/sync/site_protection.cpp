@@ -99,7 +99,7 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
 
 }  // namespace
 
-SiteIds judged_sites(const std::vector<SyncSite>& sites) {
+SiteIds judged_sites(const SyncSites& sites) {
   SiteIds ids;
   std::set<std::string> host_read;
   for (const SyncSite& s : sites)

@@ -32,7 +32,7 @@ struct SiteIds {
   std::map<std::pair<int, uint64_t>, SyncSiteIds> instances;  // (rank, seq) -> site id, group
   SiteId replaceable = 0;                                      // the group's id: keys.size() + 1
 };
-SiteIds judged_sites(const std::vector<SyncSite>& sites);
+SiteIds judged_sites(const SyncSites& sites);
 
 struct SiteProtection {
   PairSet real;  // pairs of the run as traced that only this site orders

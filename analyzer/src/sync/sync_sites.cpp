@@ -104,7 +104,7 @@ class RankSiteScanner {
  public:
   // `from_seq`: no site for a synchronisation before it. `described`: the keys of the sites
   // whose text is already made, over every rank scanned so far.
-  RankSiteScanner(const RankRecords& rank, size_t rank_index, uint64_t from_seq, std::vector<SyncSite>& sites,
+  RankSiteScanner(const RankRecords& rank, size_t rank_index, uint64_t from_seq, SyncSites& sites,
                   std::unordered_set<std::string>& described)
       : recs_(rank.records), rank_(rank.rank), rank_index_(rank_index), from_seq_(from_seq), sites_(sites),
         first_site_(sites.size()), described_(described), kinds_(stream_kinds(recs_)) {}
@@ -147,13 +147,13 @@ class RankSiteScanner {
     if (auto waits = wait_for_next_.find(op.stream); waits != wait_for_next_.end()) {
       for (size_t s : waits->second) {
         sites_[s].next_op = op.seq;
-        sites_[s].next_ref = described();
+        sites_[s].text->next_ref = described();
       }
       waits->second.clear();
     }
     for (size_t s : host_wait_for_next_) {
       sites_[s].next_op = op.seq;
-      sites_[s].next_ref = described();
+      sites_[s].text->next_ref = described();
     }
     host_wait_for_next_.clear();
     if (op.seq >= from_seq_ && kinds_.legacy(op.stream) && kinds_.blocking_used.count(kinds_.device(op.stream)) &&
@@ -172,16 +172,17 @@ class RankSiteScanner {
     site.kind = SyncKind::LegacyBarrier;
     site.waiter = op.stream;
     site.next_op = op.seq;
-    site.next_ref = ref;
+    site.text = std::make_unique<SiteText>();
+    site.text->next_ref = ref;
     if (auto it = last_op_.find(op.stream); it != last_op_.end()) {
       site.prev_op = trace::op_common(recs_[it->second])->seq;
-      site.prev_ref = describe(recs_[it->second], names_, rank_);
+      site.text->prev_ref = describe(recs_[it->second], names_, rank_);
     }
-    site.what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
+    site.text->what = fmt::format("the implicit barrier of {} on the legacy default stream with the blocking streams "
                             "of device {}",
                             shown(ref), kinds_.device(op.stream));
     site.key = fmt::format("oversync|legacy-barrier|{}|device {}|{}", names_.stream(op.stream),
-                           kinds_.device(op.stream), site.prev_op ? label(site.prev_ref) : "-");
+                           kinds_.device(op.stream), site.prev_op ? label(site.text->prev_ref) : "-");
     sites_.push_back(std::move(site));
   }
 
@@ -241,11 +242,12 @@ class RankSiteScanner {
     site.kind = c.kind;
     site.host = c.host;
     site.waiter = c.waiter;
-    site.what = c.what;
+    site.text = std::make_unique<SiteText>();
+    site.text->what = c.what;
     const trace::StreamId prev_stream = c.host ? c.source : c.waiter;
     if (auto it = last_op_.find(prev_stream); it != last_op_.end() && !(c.host && c.covered.size() != 1)) {
       site.prev_op = trace::op_common(recs_[it->second])->seq;
-      site.prev_ref = describe(recs_[it->second], names_, rank_);
+      site.text->prev_ref = describe(recs_[it->second], names_, rank_);
     }
     if (c.host) {
       site.host_read = newly_waits_for_host_write(c.covered);
@@ -254,7 +256,7 @@ class RankSiteScanner {
       wait_for_next_[c.waiter].push_back(sites_.size());
     }
     site.key = fmt::format("oversync|{}|{}|{}|{}", to_string(c.kind), c.host ? "host" : names_.stream(c.waiter),
-                           c.source_name, site.prev_ref.seq ? label(site.prev_ref) : "-");
+                           c.source_name, site.text->prev_ref.seq ? label(site.text->prev_ref) : "-");
     sites_.push_back(std::move(site));
   }
 
@@ -286,18 +288,17 @@ class RankSiteScanner {
   void describe_places() {
     for (size_t s = first_site_; s < sites_.size(); ++s) {
       SyncSite& site = sites_[s];
-      const std::string next = site.next_op ? label(site.next_ref) : "-";
-      site.key += "|" + next + "|" + site.next_ref.nvtx;
+      SiteText& text = *site.text;
+      const std::string next = site.next_op ? label(text.next_ref) : "-";
+      site.key += "|" + next + "|" + text.next_ref.nvtx;
       if (!described_.insert(site.key).second) {
-        site.what = std::string();
-        site.prev_ref = OpRef{};
-        site.next_ref = OpRef{};
+        site.text.reset();
         continue;
       }
-      site.where = site.next_op ? fmt::format("before {}", shown(site.next_ref)) : "before the end of the trace";
-      if (const std::string nvtx = nvtx_path(site.next_ref.nvtx); site.next_op && !nvtx.empty())
-        site.where += fmt::format(" (NVTX {})", nvtx);
-      if (site.prev_op) site.where += fmt::format(", after {}", shown(site.prev_ref));
+      text.where = site.next_op ? fmt::format("before {}", shown(text.next_ref)) : "before the end of the trace";
+      if (const std::string nvtx = nvtx_path(text.next_ref.nvtx); site.next_op && !nvtx.empty())
+        text.where += fmt::format(" (NVTX {})", nvtx);
+      if (site.prev_op) text.where += fmt::format(", after {}", shown(text.prev_ref));
     }
   }
 
@@ -305,7 +306,7 @@ class RankSiteScanner {
   const int rank_;
   const size_t rank_index_;
   const uint64_t from_seq_;
-  std::vector<SyncSite>& sites_;
+  SyncSites& sites_;
   const size_t first_site_;
   std::unordered_set<std::string>& described_;
   const StreamKinds kinds_;
@@ -324,8 +325,8 @@ class RankSiteScanner {
 
 }  // namespace
 
-std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs) {
-  std::vector<SyncSite> sites;
+SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs) {
+  SyncSites sites;
   std::unordered_set<std::string> described;
   for (size_t ri = 0; ri < run.size(); ++ri) {
     const uint64_t from = from_seqs && ri < from_seqs->size() ? (*from_seqs)[ri] : 0;

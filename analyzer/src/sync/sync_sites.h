@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -16,6 +18,13 @@
 
 namespace streamhaz::analysis {
 
+// What a report says of a site: made for every site while its key is found, kept for the first
+// site of each key only, which speaks for the group of that key.
+struct SiteText {
+  std::string what, where;
+  OpRef prev_ref, next_ref;
+};
+
 struct SyncSite {
   size_t rank_index = 0;
   int rank = 0;
@@ -23,20 +32,22 @@ struct SyncSite {
   SyncKind kind = SyncKind::Wait;
   bool host = false;          // blocks the host (not a stream)
   trace::StreamId waiter = 0; // waits: the waiting stream
-  std::string key, what, where;
+  std::string key;
   uint64_t prev_op = 0;       // last operation before it on the waiting (or synchronised) stream
   uint64_t next_op = 0;       // first operation after it on the waiting stream (host: on any stream)
-  OpRef prev_ref, next_ref;
+  std::unique_ptr<SiteText> text;  // the first site of its key only (null for the others)
   // Host synchronisations: an operation it newly waits for writes host memory, which the
   // program may read afterwards (host reads are not traced).
   bool host_read = false;
 };
 
+// A deque: the sites of many ranks' judged steps number millions, and groups point at them.
+using SyncSites = std::deque<SyncSite>;
+
 // Every synchronisation site of the run, rank by rank in record order. `from_seqs` (per rank
 // index): none before that seq (the judged steps' first). Only the first site of each key holds
-// its text (`what`, `where`, `prev_ref`, `next_ref`): it speaks for the group of that key.
-std::vector<SyncSite> find_sync_sites(const std::vector<RankRecords>& run,
-                                      const std::vector<uint64_t>* from_seqs = nullptr);
+// its text.
+SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs = nullptr);
 
 // The weakest footprint tier among the operations with a footprint (API for copies and NCCL).
 trace::FootprintTier weakest_tier(const std::vector<RankRecords>& run);
