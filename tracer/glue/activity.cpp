@@ -101,6 +101,8 @@ void forget_stale(Recorder& rec, Closes& closes, std::chrono::steady_clock::time
   if (through) rec.forget_timings_through(through);
 }
 
+void deliver_timed_steps_soon();  // through the window thread, below
+
 // GPU times by steps (GpuTimes::Steps): collection is on from the start; a step's begin switches
 // it on when the step is timed and collection is off, a step's end switches it off when the
 // policy says so (closes_after_step). Pushes and pops come from any thread of the program: one
@@ -132,6 +134,7 @@ void switch_for_step(StepTimes& st, bool on) {
   }
   if (!on && rec) st.closes.emplace_back(now, rec->last_seq());
   st.collecting = on;
+  if (!on) deliver_timed_steps_soon();
 }
 
 // Steps: a program with no step by the policy's first_step_wait has timed what it will time
@@ -155,10 +158,12 @@ class WindowThread {
     try {
       thread_ = std::thread([this, policy] {
         pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
-        if (policy.mode == GpuTimes::Steps)
+        if (policy.mode == GpuTimes::Steps) {
           wait_for_first_step(policy);
-        else
+          deliver_closed_steps();
+        } else {
           sample(policy);
+        }
       });
     } catch (...) {
       pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -166,6 +171,15 @@ class WindowThread {
     }
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
+  // Steps: collection closed after a timed step; its times wait in a partly filled buffer.
+  void deliver_soon() {
+    {
+      std::lock_guard lock(mu_);
+      deliver_ = true;
+    }
+    wake_.notify_all();
+  }
+
   void stop() {
     {
       std::lock_guard lock(mu_);
@@ -176,11 +190,37 @@ class WindowThread {
   }
 
  private:
+  // Ends early at a stop, or at a timed step's close (a step has begun, so nothing to close).
   void wait_for_first_step(const TimingPolicy& policy) {
     std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, policy.first_step_wait, [this] { return stop_; })) return;
+    if (wake_.wait_for(lock, policy.first_step_wait, [this] { return stop_ || deliver_; })) return;
     lock.unlock();  // step_times' lock comes next; stop() takes this one
     if (step_times) close_before_first_step(*step_times);
+  }
+
+  // CUPTI's worker hands over full buffers only, and a step-timed run switches collection on
+  // again rarely (by default never): without this the timed steps' records would come at exit,
+  // after the whole run (lost with a killed rank, and read past by every analysis). A default
+  // flush returns the buffers whose records are complete, so it waits for the GPU to finish the
+  // steps first, and tries again later for a step still running.
+  void deliver_closed_steps() {
+    constexpr std::chrono::milliseconds kAfter[] = {std::chrono::milliseconds(500), std::chrono::seconds(2),
+                                                    std::chrono::seconds(10)};
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      wake_.wait(lock, [this] { return stop_ || deliver_; });
+      deliver_ = false;
+      for (auto after : kAfter) {
+        if (wake_.wait_for(lock, after, [this] { return stop_; })) return;
+        lock.unlock();  // the flush calls back into the recorder; a close may come meanwhile
+        {
+          PhaseTimer timer(Phase::ActivitySwitch);
+          cuptiActivityFlushAll(0);
+        }
+        lock.lock();
+        if (deliver_) break;  // another close: start over from the first wait
+      }
+    }
   }
 
   void sample(const TimingPolicy& policy) {
@@ -220,9 +260,14 @@ class WindowThread {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool deliver_ = false;
 };
 
 WindowThread* window_thread = nullptr;
+
+void deliver_timed_steps_soon() {
+  if (window_thread) window_thread->deliver_soon();
+}
 
 }  // namespace
 
