@@ -19,10 +19,13 @@ failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 export NCCL_NVLS_ENABLE=0
 
-echo "=== trace content per mode (reducer, $gpus GPU(s), 40 steps)"
+echo "=== trace content per mode (reducer, $gpus GPU(s), 40 steps; 400 for sampled)"
 for mode in all steps:4 steps:4/10 sampled:30/300 off; do
   dir=$tmp/content-${mode//[:\/]/_}
-  "$shz" run --gpu-times "$mode" --out "$dir" -- "$reducer" --nproc "$gpus" --steps 40 --warmup 2 >/dev/null || fail "$mode: reducer exit"
+  # A sampled run must span several 300 ms periods: 40 reducer steps on one GPU take about
+  # 130 ms, which can fall between two 30 ms windows.
+  steps=40; [[ $mode == sampled* ]] && steps=400
+  "$shz" run --gpu-times "$mode" --out "$dir" -- "$reducer" --nproc "$gpus" --steps $steps --warmup 2 >/dev/null || fail "$mode: reducer exit"
   for f in "$dir"/*.shz; do
     "$dump" "$f" > "$tmp/t.jsonl" || { fail "$mode: $f unreadable"; continue; }
     python3 - "$tmp/t.jsonl" "$mode" <<'PY' || fail "$mode: trace content"
