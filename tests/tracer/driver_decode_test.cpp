@@ -33,6 +33,11 @@ struct FakeFacts : DriverFacts {
     return layout;
   }
   bool wants_param_bytes() override { return param_bytes; }
+  int name_queries = 0;
+  const char* kernel_name(CUfunction) override {
+    ++name_queries;
+    return "kernel_named_by_driver";
+  }
 };
 
 CUcontext context(uintptr_t v) { return reinterpret_cast<CUcontext>(v); }
@@ -49,6 +54,7 @@ struct Harness {
   Decoder decoder{rec, facts};
   CUresult result = CUDA_SUCCESS;
 
+  const char* symbol = "kernel_a";  // null: a call through the tracer's wrappers, which has none
   template <class P> void call(CUpti_CallbackId cbid, P& params, CUpti_ApiCallbackSite site, uint64_t correlation = 1) {
     CUpti_CallbackData cb{};
     cb.callbackSite = site;
@@ -56,7 +62,7 @@ struct Harness {
     cb.functionReturnValue = site == CUPTI_API_EXIT ? &result : nullptr;
     cb.correlationId = static_cast<uint32_t>(correlation);
     cb.context = context(0xc0);
-    cb.symbolName = "kernel_a";
+    cb.symbolName = symbol;
     decode_driver_call(decoder, cbid, cb);
   }
   // Entry and exit, as the driver makes them.
@@ -132,6 +138,22 @@ TEST_CASE("decode: cuLaunchKernel at entry becomes a Kernel with its grid, strea
   const StreamCreate s = h.stream_of(kernels[0].op.stream);
   CHECK(s.handle == 0x5000);
   CHECK(h.log.all<StringDef>().at(0).text == "kernel_a");
+}
+
+TEST_CASE("decode: a launch that comes without a name asks the driver, once per function") {
+  Harness h;
+  h.symbol = nullptr;
+  int n = 1;
+  void* args[] = {&n};
+  cuLaunchKernel_params p{reinterpret_cast<CUfunction>(0xf1), 1, 1, 1, 1, 1, 1, 0, stream(0x5000), args, nullptr};
+  for (int i = 0; i < 3; ++i) h.call(CBID(cuLaunchKernel), p, CUPTI_API_ENTER);
+  REQUIRE(h.log.count<Kernel>() == 3);
+  CHECK(h.facts.name_queries == 1);
+  CHECK(h.log.all<StringDef>().at(0).text == "kernel_named_by_driver");
+  h.symbol = "kernel_a";
+  p.f = reinterpret_cast<CUfunction>(0xf2);
+  h.call(CBID(cuLaunchKernel), p, CUPTI_API_ENTER);
+  CHECK(h.facts.name_queries == 1);  // CUPTI's name, when it gives one
 }
 
 TEST_CASE("decode: the api tier gathers no parameter bytes and asks no layout") {

@@ -102,6 +102,14 @@ const ParamLayout& layout_of(CUfunction f) {
 
 const ParamLayout& CudaDriverFacts::param_layout(CUfunction f) { return layout_of(f); }
 
+const char* CudaDriverFacts::kernel_name(CUfunction f) {
+  // As for layouts: runtime launches hand the driver a CUkernel.
+  const char* name = nullptr;
+  if (cuKernelGetName(&name, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && name) return name;
+  if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return name;
+  return nullptr;
+}
+
 namespace {
 std::mutex facts_mu;
 nlohmann::json facts;

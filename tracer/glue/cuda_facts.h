@@ -30,6 +30,7 @@ class CudaDriverFacts final : public DriverFacts {
   MemoryKind memory_kind(uint64_t ptr) override { return glue::memory_kind(ptr); }
   const ParamLayout& param_layout(CUfunction f) override;
   bool wants_param_bytes() override { return param_bytes_; }
+  const char* kernel_name(CUfunction f) override;
 
  private:
   bool param_bytes_;

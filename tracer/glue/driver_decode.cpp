@@ -61,14 +61,23 @@ template <class P> StreamRef call_stream(Decoder& d, const P& p, const CUpti_Cal
 
 // --- kernels and other stream work ------------------------------------------------------
 
-// A C string, measured by the recorder only for a function it has not named yet.
-const char* kernel_name(const CUpti_CallbackData& cb) { return cb.symbolName ? cb.symbolName : "?"; }
+// A C string, measured by the recorder only for a function it has not named yet; a call that
+// came without one (through a wrapper) asks the driver, again only then.
+LazyName kernel_name(Decoder& d, const CUpti_CallbackData& cb, CUfunction f) {
+  if (cb.symbolName) return cb.symbolName;
+  return LazyName(
+      [](const void* facts, uint64_t fn) -> const char* {
+        const char* name = static_cast<DriverFacts*>(const_cast<void*>(facts))->kernel_name(reinterpret_cast<CUfunction>(fn));
+        return name ? name : "?";
+      },
+      &d.facts, u64(f));
+}
 
 void launch(Decoder& d, const CUpti_CallbackData& cb, CUfunction f, const unsigned (&grid)[3],
             const unsigned (&block)[3], unsigned smem, CUstream s, void** kernel_params, void** extra, bool pt) {
   KernelLaunch k;
   k.function = u64(f);
-  k.name = kernel_name(cb);
+  k.name = kernel_name(d, cb, f);
   for (int i = 0; i < 3; ++i) {
     k.grid[i] = grid[i];
     k.block[i] = block[i];

@@ -37,6 +37,9 @@ class DriverFacts {
   virtual const ParamLayout& param_layout(CUfunction f) = 0;
   // Whether launches gather their parameter bytes (every footprint tier but api).
   virtual bool wants_param_bytes() = 0;
+  // The function's mangled name, for calls that come without one (the tracer's wrappers); null
+  // when the driver does not say. Valid for the life of the function's module.
+  virtual const char* kernel_name(CUfunction f) = 0;
 };
 
 // The launch's parameter bytes laid out per `layout` (kernel_params form), or the `extra`

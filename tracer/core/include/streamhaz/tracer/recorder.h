@@ -69,17 +69,27 @@ using CommInfoQuery = std::function<std::optional<CommInfo>(uint64_t comm)>;
 
 // A name that is measured only when read: the glue passes CUPTI's C string without a
 // strlen on every launch, since the recorder reads it only for a function it has not seen.
+// Where no string comes with the call, `lookup(context, key)` finds it, again only when read.
 class LazyName {
  public:
+  using Lookup = const char* (*)(const void* context, uint64_t key);
   LazyName() = default;
   LazyName(const char* text) : text_(text) {}
   LazyName(std::string_view view) : view_(view), measured_(true) {}
-  std::string_view view() const { return measured_ ? view_ : std::string_view(text_ ? text_ : ""); }
+  LazyName(Lookup lookup, const void* context, uint64_t key) : lookup_(lookup), context_(context), key_(key) {}
+  std::string_view view() const {
+    if (measured_) return view_;
+    const char* text = lookup_ ? lookup_(context_, key_) : text_;
+    return std::string_view(text ? text : "");
+  }
 
  private:
   const char* text_ = nullptr;
   std::string_view view_;
   bool measured_ = false;
+  Lookup lookup_ = nullptr;
+  const void* context_ = nullptr;
+  uint64_t key_ = 0;
 };
 
 struct KernelLaunch {
