@@ -38,11 +38,13 @@ uint64_t count_field(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
 }
 
-// The traced driver calls by CUPTI callbacks (entry and exit each), with the time the tracer spent
-// in them: what the per-call floor of its cost is made of. Overall (most callbacks first), then
-// per training step after the warm-up (most time first), where first-use costs do not count.
-void print_driver_calls(const nlohmann::json& header, uint64_t steps, std::ostream& out) {
-  auto calls = header.find("driver_calls");
+// The traced driver calls by CUPTI callbacks (entry and exit each) or by the tracer's wrappers
+// (one each), with the time the tracer spent in them: what the per-call floor of its cost is made
+// of. Overall (most first), then per training step after the warm-up (most time first), where
+// first-use costs do not count. `key`: the header's entry; `what`: how its counts are counted.
+void print_driver_calls(const nlohmann::json& header, const char* key, const char* what, uint64_t steps,
+                        std::ostream& out) {
+  auto calls = header.find(key);
   if (calls == header.end() || !calls->is_object()) return;
   struct Row {
     std::string name;
@@ -66,7 +68,7 @@ void print_driver_calls(const nlohmann::json& header, uint64_t steps, std::ostre
     return line;
   };
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.callbacks > b.callbacks; });
-  out << "    driver calls by callbacks (entry and exit each, with the time in the tracer): "
+  out << "    driver calls " << what << ": "
       << listed([](const Row& r) {
            return fmt::format("{} {} x {:.1f} ms", trace::printable(r.name), r.callbacks, double(r.ns) / 1e6);
          })
@@ -118,7 +120,10 @@ void print_tracer_profile(const TraceStats& s, std::ostream& out) {
                          count_field(*f, "plumbing_unknown"), count_field(*f, "plumbing_varies"),
                          count_field(*f, "unknown"), count_field(*f, "varies"), count_field(*f, "off_stack"));
   }
-  print_driver_calls(s.header, steps, out);
+  print_driver_calls(s.header, "driver_calls", "by CUPTI's callbacks (entry and exit each, with the time in the tracer)",
+                     steps, out);
+  print_driver_calls(s.header, "driver_calls_wrapped", "by the tracer's wrappers (one each, with the time in the tracer)",
+                     steps, out);
   if (auto threads = profile.find("threads"); threads != profile.end() && threads->is_array())
     for (const nlohmann::json& t : *threads) {
       if (!t.is_object()) continue;

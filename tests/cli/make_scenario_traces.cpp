@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
     r.set_header_field("driver_calls", {{"cuLaunchKernel", {400, 900000, 200, 400000}},
                                         {"cuEventQuery", {600, 300000, 500, 250000}},
                                         {"cuMemcpyAsync", {20, 50000}}});
+    r.set_header_field("driver_calls_wrapped", {{"cuLaunchKernel", {300, 450000, 150, 300000}}});
     const StreamId latin1 = r.stream("caf\xe9 stream");
     const uint64_t buf = r.alloc(64, "buf");
     r.kernel(latin1, "writer\xff", {writes(buf, 64)});

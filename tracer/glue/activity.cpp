@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "driver_wrappers.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
@@ -126,6 +127,8 @@ void switch_for_step(StepTimes& st, bool on) {
     cuptiActivityFlushAll(0);  // the last timed step's partly filled buffers
     if (rec) forget_stale(*rec, st.closes, now);
   }
+  // The wrappers' records have no correlation id: CUPTI's callbacks record while times are taken.
+  if (on) hand_hot_calls_to_cupti();
   std::string why;
   if (!collect_times(on, why)) {
     st.failed = true;
@@ -144,6 +147,16 @@ void close_before_first_step(StepTimes& st) {
   if (st.current < 0) switch_for_step(st, false);
 }
 
+// Steps: with collection closed, the tracer's wrappers record the hot calls instead of CUPTI's
+// callbacks. On the window thread, which issues no GPU work, since the hand-over waits for calls
+// in flight; under the steps' lock, so that a step opening collection meanwhile hands them back
+// after, not before.
+void hand_over_while_closed() {
+  if (!step_times) return;
+  std::lock_guard lock(step_times->mu);
+  if (!step_times->collecting && !step_times->failed) hand_hot_calls_to_wrappers();
+}
+
 // The thread that switches collection on a clock: the sampled windows, or in Steps mode the
 // one close at first_step_wait when no step has begun.
 class WindowThread {
@@ -160,6 +173,7 @@ class WindowThread {
         pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
         if (policy.mode == GpuTimes::Steps) {
           wait_for_first_step(policy);
+          hand_over_while_closed();
           deliver_closed_steps();
         } else {
           sample(policy);
@@ -210,6 +224,9 @@ class WindowThread {
     while (!stop_) {
       wake_.wait(lock, [this] { return stop_ || deliver_; });
       deliver_ = false;
+      lock.unlock();  // the steps' lock comes next; a close takes this one after it
+      hand_over_while_closed();
+      lock.lock();
       for (auto after : kAfter) {
         if (wake_.wait_for(lock, after, [this] { return stop_; })) return;
         lock.unlock();  // the flush calls back into the recorder; a close may come meanwhile

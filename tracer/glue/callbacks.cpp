@@ -10,6 +10,7 @@
 #include "cuda_facts.h"
 #include "cupti_handoff.h"
 #include "driver_decode.h"
+#include "driver_wrappers.h"
 #include "stack_capture.h"
 #include "tracer_state.h"
 
@@ -50,15 +51,17 @@ struct CallCount {
   std::atomic<uint64_t> callbacks{0}, ns{0};
   std::atomic<uint64_t> step_callbacks{0}, step_ns{0};  // inside training steps after the warm-up
 };
-std::array<CallCount, CUPTI_DRIVER_TRACE_CBID_SIZE> call_counts;
+using CallCounts = std::array<CallCount, CUPTI_DRIVER_TRACE_CBID_SIZE>;
+CallCounts call_counts;     // CUPTI's callbacks
+CallCounts wrapped_counts;  // the wrappers' calls
 
 class CountedCall {
  public:
-  explicit CountedCall(CUpti_CallbackId cbid)
-      : cbid_(cbid), start_(self_profiling() && cbid < call_counts.size() ? profile_clock_ns() : 0) {}
+  CountedCall(CallCounts& counts, CUpti_CallbackId cbid)
+      : counts_(counts), cbid_(cbid), start_(self_profiling() && cbid < counts.size() ? profile_clock_ns() : 0) {}
   ~CountedCall() {
     if (!start_) return;
-    CallCount& c = call_counts[cbid_];
+    CallCount& c = counts_[cbid_];
     const uint64_t ns = profile_clock_ns() - start_;
     c.callbacks.fetch_add(1, std::memory_order_relaxed);
     c.ns.fetch_add(ns, std::memory_order_relaxed);
@@ -71,37 +74,42 @@ class CountedCall {
   CountedCall& operator=(const CountedCall&) = delete;
 
  private:
+  CallCounts& counts_;
   CUpti_CallbackId cbid_;
   uint64_t start_;
 };
+
+// One driver call (entry or exit) into records, from CUPTI's callback or a wrapper.
+void record_call(CallCounts& counts, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  Recorder* rec = active_recorder();
+  if (!rec) return;
+  CountedCall counted(counts, cbid);
+  PhaseTimer timer(Phase::DriverCallback);
+  // Made once settings are read (a recorder exists only after that).
+  static CudaDriverFacts facts(state().footprints != Footprints::Api);
+  Decoder decoder{*rec, facts};
+  try {
+    if (stack_capture() && records_now(cbid, cb)) {
+      const auto& needs = stack_needs();
+      StackScope scope(cbid < needs.size() ? needs[cbid] : StackNeed::Operation);
+      decode_driver_call(decoder, cbid, cb);
+      return;
+    }
+    decode_driver_call(decoder, cbid, cb);
+  } catch (...) {
+    // Out of memory in the recorder: losing a record beats crashing the program, but the
+    // trace says how many were lost (check warns).
+    rec->note_dropped();
+  }
+}
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) gather_header_facts();
     return;
   }
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  Recorder* rec = active_recorder();
-  if (!rec) return;
-  CountedCall counted(cbid);
-  PhaseTimer timer(Phase::DriverCallback);
-  // Made once settings are read (a recorder exists only after that).
-  static CudaDriverFacts facts(state().footprints != Footprints::Api);
-  Decoder decoder{*rec, facts};
-  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  try {
-    if (stack_capture() && records_now(cbid, *cb)) {
-      const auto& needs = stack_needs();
-      StackScope scope(cbid < needs.size() ? needs[cbid] : StackNeed::Operation);
-      decode_driver_call(decoder, cbid, *cb);
-      return;
-    }
-    decode_driver_call(decoder, cbid, *cb);
-  } catch (...) {
-    // Out of memory in the recorder: losing a record beats crashing the program, but the
-    // trace says how many were lost (check warns).
-    rec->note_dropped();
-  }
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside_recording_wrapper()) return;
+  record_call(call_counts, cbid, *static_cast<const CUpti_CallbackData*>(data));
 }
 
 CUpti_SubscriberHandle subscriber = nullptr;  // while the tracer holds CUPTI
@@ -117,11 +125,16 @@ bool unsubscribe_callbacks() {
   return true;
 }
 
-nlohmann::json driver_call_profile() {
+void record_wrapped_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+  record_call(wrapped_counts, cbid, cb);
+}
+
+namespace {
+nlohmann::json call_profile(const CallCounts& counts) {
   nlohmann::json out = nlohmann::json::object();
   for (const DriverCall& call : traced_driver_calls()) {
-    if (call.cbid >= call_counts.size()) continue;
-    const CallCount& c = call_counts[call.cbid];
+    if (call.cbid >= counts.size()) continue;
+    const CallCount& c = counts[call.cbid];
     const uint64_t n = c.callbacks.load(std::memory_order_relaxed);
     if (n)
       out[call.name] = {n, c.ns.load(std::memory_order_relaxed), c.step_callbacks.load(std::memory_order_relaxed),
@@ -129,12 +142,20 @@ nlohmann::json driver_call_profile() {
   }
   return out;
 }
+}  // namespace
+
+nlohmann::json driver_call_profile() { return call_profile(call_counts); }
+nlohmann::json wrapped_call_profile() { return call_profile(wrapped_counts); }
+
+bool enable_driver_callback(CUpti_CallbackId cbid, bool on) {
+  return subscriber && cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS;
+}
 
 bool enable_driver_callbacks(bool on) {
   if (!subscriber) return false;
   bool all = true;
   for (const DriverCall& call : traced_driver_calls())
-    all &= cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, call.cbid) == CUPTI_SUCCESS;
+    if (!on || !wrappers_record(call.cbid)) all &= enable_driver_callback(call.cbid, on);
   return all;
 }
 

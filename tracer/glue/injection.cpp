@@ -12,6 +12,7 @@
 
 #include "activity.h"
 #include "callbacks.h"
+#include "driver_wrappers.h"
 #include "exact_backend.h"
 #include "native_frames.h"
 #include "tracer_state.h"
@@ -80,6 +81,7 @@ void on_exit() {
                                                                               {"off_stack", u.failed_off_stack}}}}}}
                                    .dump());
     s.session->recorder().meta(nlohmann::json{{"driver_calls", driver_call_profile()}}.dump());
+    s.session->recorder().meta(nlohmann::json{{"driver_calls_wrapped", wrapped_call_profile()}}.dump());
   }
   s.recording.store(false);
   s.session->close();
@@ -118,6 +120,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         // Callbacks alone still give a complete trace, only without GPU timestamps.
         warn(why + "; tracing without GPU timestamps");
       }
+      // No GPU times at all: the wrappers record the hot calls from the start (steps mode hands
+      // them over after its timed steps, activity.cpp).
+      if (s.gpu_times.mode == streamhaz::tracer::GpuTimes::Off) hand_hot_calls_to_wrappers();
     }
     s.recording.store(true, std::memory_order_release);
     sess.start_flusher();

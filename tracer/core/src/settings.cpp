@@ -118,6 +118,10 @@ std::string parse_allocator_history(std::string_view text, TracerSettings& s) {
   return parse_switch(text, s.allocator_history, "not recorded");
 }
 
+std::string parse_driver_wrappers(std::string_view text, TracerSettings& s) {
+  return parse_switch(text, s.driver_wrappers, "CUPTI's callbacks throughout");
+}
+
 const SettingSpec kSettings[] = {
     {"STREAMHAZ_OUT_DIR", "--out", "DIR", "Folder for the trace files (one per process)", parse_out_dir,
      [](const TracerSettings& s) { return s.out_dir; }},
@@ -170,6 +174,12 @@ const SettingSpec kSettings[] = {
      "that allocated it) so that findings name the tensor's own line, not only its segment's; costs host time "
      "per allocation (docs/tracer.md)",
      parse_allocator_history, [](const TracerSettings& s) { return std::string(s.allocator_history ? "on" : "off"); }},
+    {"STREAMHAZ_DRIVER_WRAPPERS", "--driver-wrappers", "on|off",
+     "Record launches, copies, memsets, event records, waits and queries in wrappers that the tracer hands "
+     "out where the program looks the driver up, instead of in CUPTI's callbacks, while no GPU times are "
+     "collected (after the timed steps): the same records at less cost per call (docs/tracer.md); off: "
+     "CUPTI's callbacks throughout",
+     parse_driver_wrappers, [](const TracerSettings& s) { return std::string(s.driver_wrappers ? "on" : "off"); }},
     {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
      [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
 };

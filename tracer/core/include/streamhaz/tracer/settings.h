@@ -52,6 +52,9 @@ struct TracerSettings {
   bool disabled = false;
   bool self_profile = false;  // time the tracer's own phases (self_profile.h)
   bool allocator_history = false;  // PyTorch's allocator history (allocator_history.h)
+  // The hot driver calls recorded by wrappers handed out at lookup while no GPU times are
+  // collected, instead of by CUPTI's callbacks (tracer/glue/driver_wrappers.h).
+  bool driver_wrappers = true;
 };
 
 struct SettingSpec {
