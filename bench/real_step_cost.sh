@@ -43,6 +43,7 @@ settings=(
   "api-tier|--footprints api"
   "nothing|--footprints api --stacks off --gpu-times off"
   "wrappers-off|--driver-wrappers off"
+  "gpu-times-off-wrappers-off|--gpu-times off --driver-wrappers off"
   "disabled|DISABLE"
   "allocator-history|--allocator-history on"
 )

@@ -34,6 +34,37 @@ int operand_array_param(std::string_view mangled_name) {
   return -1;
 }
 
+namespace {
+// Kernels whose parameter `slots_param` starts with an array of input pointers, one per grid
+// row: by a part of the mangled name (the cat kernels sit in an anonymous namespace, whose
+// mangled name differs per build).
+struct SlotsConvention {
+  std::string_view mangled_part;
+  int slots_param;
+};
+constexpr SlotsConvention kSlotsConventions[] = {
+    {"CatArrayBatchedCopy", 1},  // (output, CatArrInputTensorMetadata inputs, os, concatDim, ...)
+};
+}  // namespace
+
+int unfilled_slots_param(std::string_view mangled_name) {
+  for (const SlotsConvention& c : kSlotsConventions)
+    if (mangled_name.find(c.mangled_part) != std::string_view::npos) return c.slots_param;
+  return -1;
+}
+
+std::pair<size_t, size_t> unfilled_slot_bytes(const std::vector<std::pair<size_t, size_t>>* layout, int slots_param,
+                                              uint32_t grid_rows, size_t params_size) {
+  if (slots_param < 0 || !layout || static_cast<size_t>(slots_param) >= layout->size()) return {0, 0};
+  const auto [offset, size] = (*layout)[slots_param];
+  if (offset % 8 != 0 || offset + size > params_size) return {0, 0};
+  // The whole parameter past the filled pointers: the slots' sizes, offsets and strides follow the
+  // pointer array and are never pointers themselves.
+  const size_t filled = static_cast<size_t>(grid_rows) * 8;
+  if (filled >= size) return {0, 0};
+  return {offset + filled, offset + size};
+}
+
 void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
                    const std::vector<uint64_t>& pointers, std::vector<trace::AccessMode>& roles) {
   roles.assign(pointers.size(), trace::AccessMode::ReadWrite);

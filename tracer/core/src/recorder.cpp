@@ -93,10 +93,13 @@ StringId Recorder::intern(std::string_view text) {
 }
 
 Recorder::KernelFunction Recorder::kernel_function(const KernelLaunch& k) {
-  if (k.function == 0) return {intern(k.name.view()), operand_array_param(k.name.view())};
+  if (k.function == 0) {
+    const std::string_view name = k.name.view();
+    return {intern(name), operand_array_param(name), unfilled_slots_param(name)};
+  }
   if (const KernelFunction* known = functions_.find(k.function)) return *known;
   const std::string_view name = k.name.view();
-  const KernelFunction f{intern(name), operand_array_param(name)};
+  const KernelFunction f{intern(name), operand_array_param(name), unfilled_slots_param(name)};
   functions_.try_emplace(k.function, f);
   return f;
 }

@@ -95,10 +95,20 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
   emit(kernel_record_);
   if (kernel_arguments_ != KernelArguments::Drop) {
     PhaseTimer timer(Phase::PointerScan);
+    std::string_view params = k.params;
+    if (function.unfilled_slots >= 0) {
+      // Slots the launch did not fill are read as zeros (no pointer).
+      const auto [begin, end] = unfilled_slot_bytes(k.layout, function.unfilled_slots, k.grid[1], params.size());
+      if (end > begin) {
+        filled_params_.assign(params.data(), params.size());
+        std::fill(filled_params_.begin() + begin, filled_params_.begin() + end, '\0');
+        params = filled_params_;
+      }
+    }
     pointers_.clear();
-    allocations_.pointers_in(k.params, pointers_);
+    allocations_.pointers_in(params, pointers_);
     if (!pointers_.empty()) {
-      operand_roles(k.params, k.layout, function.operand_array, pointers_, pointer_roles_);
+      operand_roles(params, k.layout, function.operand_array, pointers_, pointer_roles_);
       if (!stopped_) sink_.add_pointer_accesses(rec.op.seq, pointers_, pointer_roles_, FootprintTier::Pointer);
     }
   }

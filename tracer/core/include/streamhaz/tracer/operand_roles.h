@@ -23,6 +23,20 @@ namespace streamhaz::tracer {
 // The parameter holding a kernel's operand array, by its mangled name; -1: no known convention.
 int operand_array_param(std::string_view mangled_name);
 
+// Argument bytes that are not the launch's, where a library's convention says so: PyTorch's cat
+// (the CatArrayBatchedCopy family, any variant) takes CatArrInputTensorMetadata by value, an
+// array of up to a batch's input pointers first, and fills only the slots of this launch's
+// inputs, one per grid row (blockIdx.y picks the input): the other slots hold whatever the host
+// stack held, often pointers to other live tensors, which the pointer tier would take for
+// operands (a false race on FSDP2's reduce-scatter buffer, seen on an H200).
+// The parameter holding such an array of input pointers, by mangled name; -1: none known.
+int unfilled_slots_param(std::string_view mangled_name);
+// The bytes of `params` past the launch's filled slots, [begin, end), given that parameter
+// (unfilled_slots_param) and the grid's rows; {0, 0} when there are none or the layout does not
+// show the parameter.
+std::pair<size_t, size_t> unfilled_slot_bytes(const std::vector<std::pair<size_t, size_t>>* layout, int slots_param,
+                                              uint32_t grid_rows, size_t params_size);
+
 // The role of each pointer in `pointers` (found in `params` by AllocationIndex::pointers_in, so
 // distinct and in address order):
 // Write for the output, Read for an input, ReadWrite (unknown) otherwise: a pointer outside the

@@ -371,6 +371,7 @@ class Recorder {
   struct KernelFunction {
     trace::StringId name = 0;
     int operand_array = -1;
+    int unfilled_slots = -1;  // operand_roles.h
   };
   KernelFunction kernel_function(const KernelLaunch& k);
   void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
@@ -410,6 +411,7 @@ class Recorder {
   std::unordered_map<uint64_t, ManyOps> many_ops_;
   std::vector<uint64_t> pointers_;                // scratch: the launch's pointer arguments
   std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
+  std::string filled_params_;  // scratch: arguments with the slots the launch did not fill zeroed (operand_roles.h)
   // The Kernel record is built in place and reused: its params keep their capacity, so a
   // launch allocates nothing (sinks copy what they keep).
   trace::Record kernel_record_{std::in_place_type<trace::Kernel>};
