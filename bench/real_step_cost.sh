@@ -3,7 +3,7 @@
 #   bash bench/real_step_cost.sh BUILD_DIR [OUT_DIR]
 # Each job runs untraced and traced in alternating pairs (PAIRS, default 5) for every setting
 # (SETTINGS, default: the defaults, then each cost source switched off in turn, then the tracer
-# loaded but disabled, then CUPTI's callbacks throughout); each run prints the median step time of its steps after the warm-up.
+# loaded but disabled, then the driver wrappers); each run prints the median step time of its steps after the warm-up.
 # Prints, per job and setting, the median of the pairs' traced/untraced ratios, their range,
 # and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py), ipg-bucket
 # (torch_ipg_bucket.py, per-buffer events). PROFILE=1 first runs each job once traced with
@@ -42,8 +42,8 @@ settings=(
   "gpu-times-off|--gpu-times off"
   "api-tier|--footprints api"
   "nothing|--footprints api --stacks off --gpu-times off"
-  "wrappers-off|--driver-wrappers off"
-  "gpu-times-off-wrappers-off|--gpu-times off --driver-wrappers off"
+  "wrappers|--driver-wrappers on"
+  "gpu-times-off-wrappers|--gpu-times off --driver-wrappers on"
   "disabled|DISABLE"
   "allocator-history|--allocator-history on"
 )

@@ -1,7 +1,8 @@
 // The tracer's dlsym hook (tracer/glue/driver_wrappers.cpp) against glibc's own semantics, with
 // the CUDA toolkit's stub libcuda (no GPU): built three times, as a dependency, a plugin that
 // needs it, and the program that loads the plugin RTLD_LOCAL. `driver_lookup_probe tracer`
-// expects the preloaded tracer's wrappers; `driver_lookup_probe plain` the driver's functions.
+// expects the preloaded tracer's wrappers (STREAMHAZ_DRIVER_WRAPPERS=on); `tracer-off` the
+// preloaded tracer with them off, which hands out the driver's functions; `plain` no tracer.
 // Prints each check; exits 1 when one fails.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -54,7 +55,8 @@ typedef int (*launch_fn)(void*, unsigned, unsigned, unsigned, unsigned, unsigned
                          void**);
 
 int main(int argc, char** argv) {
-  const int tracer = argc > 1 && strcmp(argv[1], "tracer") == 0;
+  const char* mode = argc > 1 ? argv[1] : "plain";
+  const int tracer = strcmp(mode, "tracer") == 0, preloaded = strncmp(mode, "tracer", 6) == 0;
   void* volatile block = malloc(16);  // volatile: kept, not folded away with its free
   free(block);
   expect(next_malloc && next_malloc != (void*)&malloc && mallocs >= 1,
@@ -70,15 +72,15 @@ int main(int argc, char** argv) {
   const char* want = tracer ? "libstreamhaz-tracer.so" : "libcuda.so.1";
   void* launch = dlsym(cuda, "cuLaunchKernel");
   printf("  cuLaunchKernel from the driver's handle lies in %s\n", object_of(launch));
-  expect(strcmp(object_of(launch), want) == 0, "a hot call looked up in the driver is the tracer's wrapper when preloaded");
+  expect(strcmp(object_of(launch), want) == 0, "a hot call looked up in the driver is the tracer's wrapper when on");
   expect(strcmp(object_of(dlsym(cuda, "cuGetProcAddress_v2")), want) == 0,
-         "cuGetProcAddress looked up in the driver is the tracer's when preloaded");
+         "cuGetProcAddress looked up in the driver is the tracer's when on");
   expect(strcmp(object_of(dlsym(cuda, "cuInit")), "libcuda.so.1") == 0, "any other call is the driver's own");
   // Found by name in the global scope (as a PLT binds it): the preloaded tracer comes first (the
-  // driver, opened RTLD_LOCAL, is not in it).
-  if (tracer)
-    expect(strcmp(object_of(dlsym(RTLD_DEFAULT, "cuEventQuery")), want) == 0,
-           "a hot call found through RTLD_DEFAULT (or a PLT) is the tracer's");
+  // driver, opened RTLD_LOCAL, is not in it), on or off (off, it only forwards).
+  if (preloaded)
+    expect(strcmp(object_of(dlsym(RTLD_DEFAULT, "cuEventQuery")), "libstreamhaz-tracer.so") == 0,
+           "a hot call found through RTLD_DEFAULT (or a PLT) is the preloaded tracer's");
   // The wrapper forwards: the stub's answer to every call (CUDA_ERROR_STUB_LIBRARY) comes back.
   int through = ((launch_fn)launch)(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
   printf("  cuLaunchKernel through what dlsym handed out returned %d\n", through);

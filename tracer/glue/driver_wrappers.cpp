@@ -216,7 +216,7 @@ void* const kHotWrappers[kHotCount] = {
 // The wrapper for the driver's function `fn`, or `fn` itself when it is none of the hot ones
 // (another version of a call, with other parameters, passes through).
 void* wrapper_of(void* fn) {
-  if (!fn || !armed()) return fn;
+  if (!fn) return fn;
   for (size_t i = 0; i < kHotCount; ++i) {
     if (driver_symbol(kHotSymbols[i]) != fn) continue;
     driver_functions[i].store(fn, std::memory_order_relaxed);
@@ -273,7 +273,7 @@ namespace {
 // What a lookup found, as the program gets it: cuGetProcAddress asked for itself hands out the
 // tracer's, any hot function its wrapper.
 void* as_handed_out(const char* symbol, void* fn, const void* caller) {
-  if (!fn || std::strncmp(symbol, "cu", 2) != 0 || lookup_by_plumbing(caller)) return fn;
+  if (!fn || std::strncmp(symbol, "cu", 2) != 0 || !armed() || lookup_by_plumbing(caller)) return fn;
   if (std::strncmp(symbol, "cuGetProcAddress", 16) == 0) {
     if (fn == driver_symbol("cuGetProcAddress_v2")) return reinterpret_cast<void*>(&streamhaz_get_proc_v2);
     if (fn == driver_symbol("cuGetProcAddress")) return reinterpret_cast<void*>(&streamhaz_get_proc_v1);

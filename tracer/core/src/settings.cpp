@@ -177,8 +177,8 @@ const SettingSpec kSettings[] = {
     {"STREAMHAZ_DRIVER_WRAPPERS", "--driver-wrappers", "on|off",
      "Record launches, copies, memsets, event records, waits and queries in wrappers that the tracer hands "
      "out where the program looks the driver up, instead of in CUPTI's callbacks, while no GPU times are "
-     "collected (after the timed steps): the same records at less cost per call (docs/tracer.md); off: "
-     "CUPTI's callbacks throughout",
+     "collected (after the timed steps): the same records without CUPTI's dispatch (docs/tracer.md; "
+     "experimental: its saving on real steps is not yet measured above their noise)",
      parse_driver_wrappers, [](const TracerSettings& s) { return std::string(s.driver_wrappers ? "on" : "off"); }},
     {"STREAMHAZ_DISABLE", nullptr, "1|0", "Load the tracer but record nothing", parse_disable,
      [](const TracerSettings& s) { return std::string(s.disabled ? "1" : "0"); }},
