@@ -228,47 +228,35 @@ TEST_CASE("pointer tier: a cat launch's input slots past its grid rows are not i
   rec.allocated(AllocKind::Device, kSegment, 1 << 20, 0);
   rec.allocated(AllocKind::Device, kSegment + (4 << 20), 1 << 20, 0);  // another tensor's buffer
   const uint64_t out = kSegment, in0 = kSegment + 4096, in1 = kSegment + 8192, stale = kSegment + (4 << 20) + 768;
-  // (char* output, CatArrInputTensorMetadata{input[4], offset[4]...}, ...): two inputs filled,
-  // a stale pointer left in slot 3 by the host stack, then the slots' sizes.
+  // (char* output, CatArrInputTensorMetadata{input[4], ...}, ...): two inputs filled, slot 2
+  // empty, slot 3 a stale pointer the host stack left, then the slots' sizes.
   const std::string args = words({out, in0, in1, 0, stale, 0x0000004000000000, 0x40, 7});
   const std::vector<std::pair<size_t, size_t>> layout{{0, 8}, {8, 48}, {56, 8}};
-  KernelLaunch k = testing::launch(
+  KernelLaunch cat = testing::launch(
       9, "_ZN2at6native40_GLOBAL__N__0f1a8107_8_Shape_cu_49f7391c30CatArrayBatchedCopy_vectorizedINS1_10OpaqueTypeILj2EEEjLi3ELi128ELi1ELi16ELi8EEEvPcNS1_25CatArrInputTensorMetadataIT_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_");
-  k.params = args;
-  k.layout = &layout;
-  k.grid[0] = 3072;
-  k.grid[1] = 2;
-  rec.kernel_launched(StreamRef{0x7000, 0}, 1, k);
-  std::set<uint64_t> seen;
-  for (const Access& a : log.all<Access>()) seen.insert(a.ptr);
-  CHECK(seen == std::set<uint64_t>{out, in0, in1});
-
-  // Three rows: slot 3 is this launch's (the stale word stays in slot 4). Without the layout,
-  // or another kernel, every word is scanned.
-  log.records.clear();
-  k.grid[1] = 4;
-  const std::string four = words({out, in0, in1, 0, stale, 0x0000004000000000, 0x40, 7});
-  k.params = four;
-  rec.kernel_launched(StreamRef{0x7000, 0}, 2, k);
-  seen.clear();
-  for (const Access& a : log.all<Access>()) seen.insert(a.ptr);
-  CHECK(seen.count(stale) == 1);
-  log.records.clear();
-  k.grid[1] = 2;
-  k.layout = nullptr;
-  rec.kernel_launched(StreamRef{0x7000, 0}, 3, k);
-  seen.clear();
-  for (const Access& a : log.all<Access>()) seen.insert(a.ptr);
-  CHECK(seen.count(stale) == 1);
-  log.records.clear();
+  cat.params = args;
+  cat.layout = &layout;
+  cat.grid[0] = 3072;
+  uint64_t correlation = 0;
+  // The pointers a launch of `k` with `rows` grid rows gives as accesses.
+  auto pointers_of = [&](KernelLaunch k, uint32_t rows, bool with_layout) {
+    log.records.clear();
+    k.grid[1] = rows;
+    if (!with_layout) k.layout = nullptr;
+    rec.kernel_launched(StreamRef{0x7000, 0}, ++correlation, k);
+    std::set<uint64_t> seen;
+    for (const Access& a : log.all<Access>()) seen.insert(a.ptr);
+    return seen;
+  };
+  CHECK(pointers_of(cat, 2, true) == std::set<uint64_t>{out, in0, in1});
+  // Four rows: slot 3 is the launch's own. Without the layout, or another kernel, every word
+  // is scanned.
+  CHECK(pointers_of(cat, 4, true).count(stale) == 1);
+  CHECK(pointers_of(cat, 2, false).count(stale) == 1);
   KernelLaunch other = testing::launch(10, "_ZN2at6native13reduce_kernelILi128ELi4E");
   other.params = args;
   other.layout = &layout;
-  other.grid[1] = 2;
-  rec.kernel_launched(StreamRef{0x7000, 0}, 4, other);
-  seen.clear();
-  for (const Access& a : log.all<Access>()) seen.insert(a.ptr);
-  CHECK(seen.count(stale) == 1);
+  CHECK(pointers_of(other, 2, true).count(stale) == 1);
 }
 
 TEST_CASE("operand roles agree with asking, for each pointer, where each word holding it sits") {
