@@ -196,10 +196,10 @@ CUresult hot_call(HotIndex i, Call&& call, MakeParams&& params) {
       __asm__(#symbol);                                                                                         \
   extern "C" CUresult CUDAAPI streamhaz_wrapped_##symbol params {                                               \
     using namespace streamhaz::tracer::glue;                                                                    \
+    const auto driver = driver_function<decltype(&streamhaz_wrapped_##symbol)>(k_##symbol);                      \
+    if (!driver) return CUDA_ERROR_NOT_INITIALIZED; /* no driver loaded: the call could not have reached one */ \
     return hot_call(                                                                                            \
-        k_##symbol,                                                                                             \
-        [&] { return driver_function<decltype(&streamhaz_wrapped_##symbol)>(k_##symbol) args; },               \
-        [&] { return P{STREAMHAZ_UNPAREN args}; });                                                             \
+        k_##symbol, [&] { return driver args; }, [&] { return P{STREAMHAZ_UNPAREN args}; });                    \
   }
 STREAMHAZ_HOT_CALLS(STREAMHAZ_WRAPPER)
 #undef STREAMHAZ_WRAPPER
