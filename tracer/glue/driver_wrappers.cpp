@@ -217,11 +217,8 @@ void* const kHotWrappers[kHotCount] = {
 // (another version of a call, with other parameters, passes through).
 void* wrapper_of(void* fn) {
   if (!fn) return fn;
-  for (size_t i = 0; i < kHotCount; ++i) {
-    if (driver_symbol(kHotSymbols[i]) != fn) continue;
-    driver_functions[i].store(fn, std::memory_order_relaxed);
-    return kHotWrappers[i];
-  }
+  for (size_t i = 0; i < kHotCount; ++i)
+    if (driver_function<void*>(static_cast<HotIndex>(i)) == fn) return kHotWrappers[i];
   return fn;
 }
 
@@ -361,10 +358,11 @@ extern "C" __attribute__((visibility("hidden"))) void* streamhaz_dlsym_hooked(vo
   return as_handed_out(symbol, fn, caller);
 }
 
-// Where dlsym goes on: glibc's own, or the tracer's for a hooked name.
+// Where dlsym goes on: glibc's own, or the tracer's for a hooked name while the wrappers may
+// take over (off, every lookup is glibc's).
 extern "C" __attribute__((visibility("hidden"))) void* streamhaz_dlsym_route(void*, const char* symbol) {
   using namespace streamhaz::tracer::glue;
-  if (symbol && hooked_name(symbol)) return reinterpret_cast<void*>(&streamhaz_dlsym_hooked);
+  if (symbol && hooked_name(symbol) && armed()) return reinterpret_cast<void*>(&streamhaz_dlsym_hooked);
   return reinterpret_cast<void*>(real_dlsym());
 }
 
