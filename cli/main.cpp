@@ -3,6 +3,7 @@
 #include <exception>
 #include <new>
 
+#include "allocator.h"
 #include "commands.h"
 #include "streamhaz/trace/printable.h"
 #include "streamhaz/trace/reader.h"
@@ -14,7 +15,9 @@ int main(int argc, char** argv) {
       "streamhaz: finds stream hazards (unordered reads and writes of the same bytes on\n"
       "different CUDA streams) in traces of multi-GPU training runs."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("streamhaz ") + streamhaz::kVersion);
+  app.set_version_flag("--version", [] {
+    return std::string("streamhaz ") + streamhaz::kVersion + " (allocator: " + allocator_in_use() + ")";
+  });
   int exit_code = kExitClean;
   add_run_command(app, exit_code);
   add_check_command(app, exit_code);

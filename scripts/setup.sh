@@ -6,7 +6,8 @@ set -euo pipefail
 
 # chromium and a font: the browser tests render `streamhaz report` pages headless (tests/browser).
 # Open MPI: streamhaz-check-mpi, the check of thousands of ranks sharded over processes.
-packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev libdw-dev python3 python3-jsonschema
+# mimalloc: the streamhaz command's allocator (cmake/StreamhazAllocator.cmake).
+packages=(cmake ninja-build g++ clang libfmt-dev nlohmann-json3-dev libcli11-dev catch2 libclang-dev zlib1g-dev libdw-dev libmimalloc-dev python3 python3-jsonschema
           chromium fonts-dejavu-core libopenmpi-dev openmpi-bin)
 
 # Python modules the schema-validation tests use, for the python3 first on PATH:

@@ -1,0 +1,12 @@
+// The allocator the streamhaz command runs on (cmake/StreamhazAllocator.cmake), as `--version`
+// reports it: asked at run time, so that a build whose mimalloc does not replace malloc says so.
+#pragma once
+
+#include <string>
+
+namespace streamhaz::cli {
+
+// "mimalloc" when a block from the C allocator lies in mimalloc's heap; "system" otherwise.
+std::string allocator_in_use();
+
+}  // namespace streamhaz::cli
