@@ -41,8 +41,11 @@ int StepFinder::feed_edge(const trace::RangeEdge& e) {
 }
 
 const StepFinder::PathParts& StepFinder::parts_of(trace::StringId nvtx) {
+  if (last_parts_ && nvtx == last_nvtx_) return *last_parts_;
   auto [known, fresh] = paths_.try_emplace(nvtx);
   PathParts& parts = known->second;
+  last_nvtx_ = nvtx;
+  last_parts_ = &parts;  // map nodes stay where they are until erased
   if (!fresh) return parts;
   const auto path = strings_.find(nvtx);
   if (path == strings_.end()) return parts;
@@ -62,6 +65,7 @@ int StepFinder::feed(const trace::Record& r) {
   if (const auto* s = std::get_if<trace::StringDef>(&r)) {
     strings_[s->id] = s->text;
     paths_.erase(s->id);  // read again if an operation names it
+    last_parts_ = nullptr;
     return -1;
   }
   if (const auto* e = std::get_if<trace::RangeEdge>(&r)) return feed_edge(*e);

@@ -48,6 +48,9 @@ class StepFinder {
     bool opens_outermost = false;  // a range edge of this path opens or closes an instance
   };
   std::unordered_map<trace::StringId, PathParts> paths_;
+  // The last path asked for: a run's operations come from one path many times in a row.
+  trace::StringId last_nvtx_ = 0;
+  const PathParts* last_parts_ = nullptr;
   const PathParts& parts_of(trace::StringId nvtx);
 };
 

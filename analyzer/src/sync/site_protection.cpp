@@ -13,11 +13,20 @@ namespace {
 using FirstBytes = std::map<Pair, uint64_t>;
 using Ops = std::set<std::pair<int, uint64_t>>;
 
-// The operations of `pairs` (either side) that are in `unfootprinted`, added to `out`.
-void add_unfootprinted(const PairSet& pairs, const Ops& unfootprinted, Ops& out) {
+// The operations of `pairs` (either side) that are in `unfootprinted` (sorted), added to `out`.
+// Searched in an array and added in order: a check of many ranks meets millions of pairs.
+void add_unfootprinted(const PairSet& pairs, const std::vector<std::pair<int, uint64_t>>& unfootprinted, Ops& out) {
+  std::vector<std::pair<int, uint64_t>> found;
   for (const auto& [rank, a, b] : pairs)
     for (uint64_t op : {a, b})
-      if (unfootprinted.count({rank, op})) out.insert({rank, op});
+      if (std::binary_search(unfootprinted.begin(), unfootprinted.end(), std::pair<int, uint64_t>{rank, op}))
+        found.emplace_back(rank, op);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  for (const auto& op : found) out.emplace_hint(out.end(), op);
+}
+void add_unfootprinted(const PairSet& pairs, const Ops& unfootprinted, Ops& out) {
+  add_unfootprinted(pairs, std::vector<std::pair<int, uint64_t>>(unfootprinted.begin(), unfootprinted.end()), out);
 }
 
 // What one check of a variant hands over: each pair ordered only through sites, once per report
@@ -71,13 +80,19 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
   base = PairSet(std::move(unordered));
   std::sort(found.begin(), found.end());
   std::vector<std::vector<Pair>> of_site(ids.replaceable + 1);  // by site id; the group's is last
+  // The pairs come in order: `base` and `first_byte` are walked along, not searched.
+  auto walk = first_byte.begin();
+  const std::vector<Pair>& base_pairs = base.sorted();
+  auto base_at = base_pairs.begin();
   for (size_t i = 0; i < found.size();) {
     const Pair& pair = found[i].pair;
     size_t end = i;
     while (end < found.size() && found[end].pair == pair) ++end;
-    if (!base.contains(pair)) {
+    while (base_at != base_pairs.end() && *base_at < pair) ++base_at;
+    if (base_at == base_pairs.end() || *base_at != pair) {
       // First bytes once per pair: the lowest of any report (the first of the pair's run).
-      first_byte.try_emplace(pair, found[i].first_byte);
+      while (walk != first_byte.end() && walk->first < pair) ++walk;
+      if (walk == first_byte.end() || walk->first != pair) walk = first_byte.emplace_hint(walk, pair, found[i].first_byte);
       for (size_t k = i; k < end; ++k)
         for (uint32_t j = 0; j < found[k].sites_count; ++j) {
           std::vector<Pair>& pairs = of_site[pool[found[k].sites_begin + j]];
@@ -86,11 +101,12 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
     }
     i = end;
   }
+  const std::vector<std::pair<int, uint64_t>> unfootprinted(v.unfootprinted.begin(), v.unfootprinted.end());
   for (SiteId site = 1; site < of_site.size(); ++site) {
     if (of_site[site].empty()) continue;
     SiteProtection& sp = protection_of(site);
     PairSet pairs(std::move(of_site[site]));
-    add_unfootprinted(pairs, v.unfootprinted, sp.unfootprinted);
+    add_unfootprinted(pairs, unfootprinted, sp.unfootprinted);
     if (real) sp.real.merge(pairs);
     sp.all.merge(pairs);
   }
