@@ -202,8 +202,9 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     rep.verdicts.push_back(std::move(v));
   }
 
+  // Its predicted step time is `replay --what-if @FILE`'s (check --minimal-sync FILE), not a
+  // replay of every judged step here that no output shows.
   rep.minimal = minimal_of(run, variants, ids, protection, &rep.advice);
-  if (replay) rep.minimal_step_ns = replay->run_in_place(run, rep.minimal, &variants.places).step_ns;
   if (races && replay) add_manifestation(*races, {&sample->get(), &window_run});
   return rep;
 }

@@ -43,7 +43,7 @@ struct SyncReport {
   std::vector<std::string> warnings;
   std::vector<std::string> advice;     // the minimal synchronisation, for people
   WhatIf minimal;                      // the same, as a what-if
-  int64_t step_ns = 0, minimal_step_ns = 0;
+  int64_t step_ns = 0;                 // measured over the judged steps
   std::string scope;                   // what was judged: "steps 2 to 5 of 5 (NVTX range 'step', ...)"
   bool ran = false;                    // false: no GPU times or nothing to analyse
 };
