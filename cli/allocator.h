@@ -9,4 +9,7 @@ namespace streamhaz::cli {
 // "mimalloc" when a block from the C allocator lies in mimalloc's heap; "system" otherwise.
 std::string allocator_in_use();
 
+// Settings of the allocator for a command that runs once and exits; called first in main.
+void tune_allocator();
+
 }  // namespace streamhaz::cli

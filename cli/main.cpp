@@ -11,6 +11,7 @@
 
 int main(int argc, char** argv) {
   using namespace streamhaz::cli;
+  tune_allocator();
   CLI::App app{
       "streamhaz: finds stream hazards (unordered reads and writes of the same bytes on\n"
       "different CUDA streams) in traces of multi-GPU training runs."};
