@@ -31,7 +31,8 @@ using analysis::SiteIds;
 // synchronisation, stream queries;
 // now and then a captured fork-join graph launched twice; collectives on the whole job and on
 // pairs of ranks, issued by every member in one global order.
-TraceBuilder random_sync_job(uint32_t seed, int world) {
+// `footprinted`: every kernel has a footprint and no query succeeds (one_check_serves_both's runs).
+TraceBuilder random_sync_job(uint32_t seed, int world, bool footprinted = false) {
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
   TraceBuilder run(world);
@@ -58,7 +59,8 @@ TraceBuilder random_sync_job(uint32_t seed, int world) {
   auto kernel = [&](int i, StreamId s) {
     RankTraceBuilder& r = run.rank(i);
     const uint64_t b = st[i].bufs[pick(4)];
-    switch (pick(8)) {
+    const int kind = pick(8);
+    switch (footprinted && kind < 2 ? 2 : kind) {
       case 0: r.kernel(s, "no_footprint", {}); break;
       case 1: r.kernel(s, "pointer", {pointer_arg(b + 64)}); break;
       case 2: r.kernel(s, "rw", {reads_writes(b, 128)}); break;
@@ -104,8 +106,8 @@ TraceBuilder random_sync_job(uint32_t seed, int world) {
             // A query that succeeds, or not: after a synchronisation it only repeats it (a caching
             // allocator polling its events), otherwise it observes the GPU on its own.
             const int e = pick(4);
-            if (pick(2) && s.recorded[e]) r.event_query(s.events[e], pick(3) != 0);
-            else r.stream_query(stream, pick(3) != 0);
+            if (pick(2) && s.recorded[e]) r.event_query(s.events[e], !footprinted && pick(3) != 0);
+            else r.stream_query(stream, !footprinted && pick(3) != 0);
           }
           break;
         case 10:
@@ -424,6 +426,65 @@ static std::vector<analysis::RankRecords> phantom_copy(const std::vector<analysi
       for (const auto& [s, used] : streams) fence(s, ++max_seq);
   }
   return all;
+}
+
+// Start fences where a judged window leaves earlier work out: among the records before a rank's
+// first operation, on some of its streams.
+static std::vector<analysis::JudgedWindow> random_start_fences(const std::vector<analysis::RankRecords>& run,
+                                                               std::mt19937& rng) {
+  std::vector<analysis::JudgedWindow> windows(run.size());
+  for (size_t ri = 0; ri < run.size(); ++ri) {
+    size_t first_op = 0;
+    while (first_op < run[ri].records.size() && !trace::op_common(run[ri].records[first_op])) ++first_op;
+    std::set<trace::StreamId> streams;
+    for (const trace::Record& r : run[ri].records)
+      if (const trace::OpCommon* op = trace::op_common(r)) streams.insert(op->stream);
+    uint64_t seq = 1000000000;
+    for (trace::StreamId s : streams)
+      if (rng() % 2) windows[ri].fences.push_back(analysis::StartFence{rng() % (first_op + 1), s, seq++});
+    std::sort(windows[ri].fences.begin(), windows[ri].fences.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
+  }
+  return windows;
+}
+
+TEST_CASE("site protection: where fences are the only phantoms, one witness check gives what two give", "[oversync][property]") {
+  int one_check = 0, two_checks = 0, fence_pairs = 0, real_pairs = 0;
+  for (uint32_t seed = 1; seed <= 80; ++seed) {
+    const bool footprinted = seed % 4 != 0;  // the others hold kernels without footprint: two checks
+    const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3), footprinted));
+    std::mt19937 rng(seed);
+    const auto windows = random_start_fences(run, rng);
+    const SiteIds ids = analysis::judged_sites(analysis::find_sync_sites(run));
+    const bool end_fences = seed % 2 == 0;
+    RunVariants fewest = analysis::make_variants(run, end_fences, &windows, analysis::IdleQueries::ByWitnessCheck);
+    RunVariants separate = analysis::make_variants(run, end_fences, &windows, analysis::IdleQueries::ByWitnessCheck);
+    CAPTURE(seed);
+    const bool serves = analysis::one_check_serves_both(fewest);
+    if (footprinted) CHECK(serves);
+    (serves ? one_check : two_checks) += 1;
+    const Protection a = analysis::protection_by_witness(fewest, ids, analysis::WitnessChecks::Fewest);
+    const Protection b = analysis::protection_by_witness(separate, ids, analysis::WitnessChecks::Separate);
+    CHECK(fewest.idle_queries == separate.idle_queries);
+    CHECK(a.base.real == b.base.real);
+    CHECK(a.base.touch == b.base.touch);
+    CHECK(a.replaceable.real == b.replaceable.real);
+    CHECK(a.replaceable.all == b.replaceable.all);
+    CHECK(a.replaceable.unfootprinted == b.replaceable.unfootprinted);
+    REQUIRE(a.sites.size() == b.sites.size());
+    for (size_t s = 0; s < a.sites.size(); ++s) {
+      CHECK(a.sites[s].real == b.sites[s].real);
+      CHECK(a.sites[s].all == b.sites[s].all);
+      CHECK(a.sites[s].unfootprinted == b.sites[s].unfootprinted);
+      real_pairs += static_cast<int>(b.sites[s].real.size());
+      fence_pairs += static_cast<int>(b.sites[s].all.size() - b.sites[s].real.size());
+    }
+    CHECK(a.first_byte == b.first_byte);
+  }
+  CHECK(one_check > 30);   // most runs take the one check...
+  CHECK(two_checks > 10);  // ...the others keep two
+  CHECK(real_pairs > 50);  // sites order pairs of the run's own operations
+  CHECK(fence_pairs > 20); // ...and pairs with fences, which one check must keep apart
 }
 
 TEST_CASE("site protection: the run with phantoms read in place is its copy, edits and drops included", "[oversync][property]") {

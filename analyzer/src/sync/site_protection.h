@@ -50,8 +50,19 @@ struct Protection {
   std::map<Pair, uint64_t> first_byte;  // of every protected pair
 };
 
-// By witness sets; finds `v`'s idle queries where make_variants left them to it.
-Protection protection_by_witness(RunVariants& v, const SiteIds& ids);
+// Whether the check of the touch-all variant says all the run's own check would: its only
+// phantoms are fences, which come before or after every operation of their stream in the rank's
+// records and hide no access, so that the pairs of two operations of the run, the sites that
+// order them and their first bytes are the same in both checks; and no query completed, so that
+// none is idle in either (a query of a stream whose only work is a fence would be in one only).
+// Runs whose kernels all have footprints (annotations, the exact tier) then take one check.
+bool one_check_serves_both(const RunVariants& v);
+
+// By witness sets, one check per variant, or one for both where one_check_serves_both (`Fewest`;
+// `Separate` is the reference the tests hold that to); finds `v`'s idle queries where
+// make_variants left them to it.
+enum class WitnessChecks : uint8_t { Fewest, Separate };
+Protection protection_by_witness(RunVariants& v, const SiteIds& ids, WitnessChecks checks = WitnessChecks::Fewest);
 Protection protection_by_removal(const RunVariants& v, const SiteIds& ids);
 
 // Pairs of some rank that its own order leaves unordered but that collectives order through
