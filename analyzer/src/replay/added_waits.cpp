@@ -125,6 +125,7 @@ std::vector<RecordInserts> edit_inserts(const std::vector<RankRecords>& run, con
       return a.before != b.before ? a.before < b.before : !a.wait && b.wait;
     });
     RecordInserts& inserts = out[ri];
+    inserts.reserve(placed.size() * 2);  // at most two records each: no growth to fault in
     for (const Placed& p : placed) {
       if (p.wait) {
         inserts.push_back({p.before, trace::EventWait{0, p.stream, p.event}});

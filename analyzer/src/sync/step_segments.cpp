@@ -7,6 +7,8 @@ namespace streamhaz::analysis {
 void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
   if (!last_ || boundary) last_ = &segments_.emplace_back(Segment{index});
   Segment& g = *last_;
+  if (index - g.first_record > kMaxSpan) in_order_ = false;  // counts would wrap: read again
+  const uint32_t offset = static_cast<uint32_t>(index - g.first_record);
   const uint64_t seq = f.seq;
   if (!seq && !g.has_call) {
     ++g.lead_records;
@@ -19,10 +21,10 @@ void StepSegments::add(RecordFacts f, uint64_t index, bool boundary) {
     if (!g.has_call) {
       with_calls_.push_back(&g);
       g.has_call = true;
-      g.first_call = index;
+      g.first_call = offset;
       g.first_seq = seq;
     }
-    g.last_call = index;
+    g.last_call = offset;
     g.last_seq = seq;
   }
   ++g.records;
@@ -50,7 +52,7 @@ void StepSegments::add_timing(uint64_t op_seq) {
   timed_hint_ = k;
   Segment& g = *with_calls_[k];
   if (op_seq > g.last_seq) in_order_ = false;  // no call of ours: let the second read count it
-  else ++g.timed;
+  else if (++g.timed == 0) in_order_ = false;  // wrapped: read again
 }
 
 bool StepSegments::shape(const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) const {
@@ -79,14 +81,14 @@ bool StepSegments::shape(const std::vector<uint64_t>& starts, uint64_t end, Trac
     if (step >= 0 && step != current) {
       current = step;
       steps.resize(step + 1);
-      steps[step].first_record = g.first_call;
+      steps[step].first_record = g.first_record + g.first_call;
     }
     if (current < 0) continue;
     StepShape& s = steps[current];
     s.records += g.records;
     s.syncs += g.syncs;
     if (step == current) {
-      s.last_record = g.last_call;
+      s.last_record = g.first_record + g.last_call;
       s.first_seq = std::min(s.first_seq, g.first_seq);
       s.last_seq = std::max(s.last_seq, g.last_seq);
       s.timed += g.timed;

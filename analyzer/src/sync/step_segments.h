@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "sync/trace_shape.h"
@@ -32,6 +33,7 @@ class StepSegments {
   void add_plain(uint64_t index, bool boundary) {
     if (boundary || !last_) return add(RecordFacts{}, index, boundary);
     Segment& g = *last_;
+    if (index - g.first_record > kMaxSpan) in_order_ = false;  // counts would wrap: read again
     ++(g.has_call ? g.records : g.lead_records);
   }
   // A GPU time of operation `op_seq` (read after its operation).
@@ -42,14 +44,17 @@ class StepSegments {
   bool shape(const std::vector<uint64_t>& starts, uint64_t end, TraceShape& t) const;
 
  private:
+  // 56 bytes (a trace of many ranks holds millions): counts and record offsets within a segment
+  // in 32 bits. A segment spanning more records than that declines the sums (`in_order_`).
+  static constexpr uint64_t kMaxSpan = std::numeric_limits<uint32_t>::max();
   struct Segment {
     uint64_t first_record = 0;
-    uint64_t lead_records = 0, lead_syncs = 0;  // before its first call: the step in progress's
-    bool has_call = false;
-    uint64_t first_call = 0, last_call = 0;  // record indices
-    uint64_t records = 0, syncs = 0;         // from its first call on
     uint64_t first_seq = kNoSeq, last_seq = 0;
-    uint64_t timed = 0;  // GPU times of its operations
+    uint32_t first_call = 0, last_call = 0;    // record indices, from first_record
+    uint32_t lead_records = 0, lead_syncs = 0;  // before its first call: the step in progress's
+    uint32_t records = 0, syncs = 0;            // from its first call on
+    uint32_t timed = 0;                         // GPU times of its operations
+    bool has_call = false;
   };
   // A deque: a vector's growth would copy, and fault in, twice the final size, and a trace of
   // many ranks holds millions of segments (one per collective or host synchronisation).
