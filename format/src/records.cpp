@@ -73,25 +73,4 @@ NcclFootprint nccl_footprint(const Nccl& n) {
   return {bytes(f.read), bytes(f.write)};
 }
 
-const OpCommon* op_common(const Record& r) {
-  return std::visit(
-      [](const auto& rec) -> const OpCommon* {
-        if constexpr (requires { rec.op; }) return &rec.op;
-        else return nullptr;
-      },
-      r);
-}
-
-uint64_t api_seq(const Record& r) {
-  return std::visit(
-      [](const auto& rec) -> uint64_t {
-        using T = std::decay_t<decltype(rec)>;
-        if constexpr (std::is_same_v<T, StackRef>) return 0;
-        else if constexpr (requires { rec.seq; }) return rec.seq;
-        else if constexpr (requires { rec.op.seq; }) return rec.op.seq;
-        else return 0;
-      },
-      r);
-}
-
 }  // namespace streamhaz::trace

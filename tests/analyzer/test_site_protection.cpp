@@ -294,6 +294,22 @@ TEST_CASE("site protection: on real traces witness sets find the pairs and kerne
   CHECK(phantoms_in_real > 0);  // the traces do hold such pairs
 }
 
+// Two ways to the same protection: every pair set, first byte and count of kernels without footprint.
+static void check_same_protection(const Protection& a, const Protection& b) {
+  CHECK(a.base.real == b.base.real);
+  CHECK(a.base.touch == b.base.touch);
+  CHECK(a.replaceable.real == b.replaceable.real);
+  CHECK(a.replaceable.all == b.replaceable.all);
+  CHECK(a.replaceable.unfootprinted == b.replaceable.unfootprinted);
+  REQUIRE(a.sites.size() == b.sites.size());
+  for (size_t s = 0; s < a.sites.size(); ++s) {
+    CHECK(a.sites[s].real == b.sites[s].real);
+    CHECK(a.sites[s].all == b.sites[s].all);
+    CHECK(a.sites[s].unfootprinted == b.sites[s].unfootprinted);
+  }
+  CHECK(a.first_byte == b.first_byte);
+}
+
 TEST_CASE("site protection: the witness check finds the idle queries a check of their own finds", "[oversync][property]") {
   int idle = 0;
   for (uint32_t seed = 1; seed <= 120; ++seed) {
@@ -309,15 +325,7 @@ TEST_CASE("site protection: the witness check finds the idle queries a check of 
     const Protection b = analysis::protection_by_witness(later, ids);
     CHECK(later.idle_queries_found);
     CHECK(later.idle_queries == found.idle_queries);
-    CHECK(a.base.real == b.base.real);
-    CHECK(a.base.touch == b.base.touch);
-    CHECK(a.replaceable.all == b.replaceable.all);
-    REQUIRE(a.sites.size() == b.sites.size());
-    for (size_t s = 0; s < a.sites.size(); ++s) {
-      CHECK(a.sites[s].real == b.sites[s].real);
-      CHECK(a.sites[s].all == b.sites[s].all);
-    }
-    CHECK(a.first_byte == b.first_byte);
+    check_same_protection(a, b);
     idle += static_cast<int>(found.idle_queries.size());
   }
   CHECK(idle > 20);  // the jobs poll after waits often enough to matter
@@ -466,20 +474,11 @@ TEST_CASE("site protection: where fences are the only phantoms, one witness chec
     const Protection a = analysis::protection_by_witness(fewest, ids, analysis::WitnessChecks::Fewest);
     const Protection b = analysis::protection_by_witness(separate, ids, analysis::WitnessChecks::Separate);
     CHECK(fewest.idle_queries == separate.idle_queries);
-    CHECK(a.base.real == b.base.real);
-    CHECK(a.base.touch == b.base.touch);
-    CHECK(a.replaceable.real == b.replaceable.real);
-    CHECK(a.replaceable.all == b.replaceable.all);
-    CHECK(a.replaceable.unfootprinted == b.replaceable.unfootprinted);
-    REQUIRE(a.sites.size() == b.sites.size());
-    for (size_t s = 0; s < a.sites.size(); ++s) {
-      CHECK(a.sites[s].real == b.sites[s].real);
-      CHECK(a.sites[s].all == b.sites[s].all);
-      CHECK(a.sites[s].unfootprinted == b.sites[s].unfootprinted);
-      real_pairs += static_cast<int>(b.sites[s].real.size());
-      fence_pairs += static_cast<int>(b.sites[s].all.size() - b.sites[s].real.size());
+    check_same_protection(a, b);
+    for (const auto& site : b.sites) {
+      real_pairs += static_cast<int>(site.real.size());
+      fence_pairs += static_cast<int>(site.all.size() - site.real.size());
     }
-    CHECK(a.first_byte == b.first_byte);
   }
   CHECK(one_check > 30);   // most runs take the one check...
   CHECK(two_checks > 10);  // ...the others keep two
@@ -492,22 +491,8 @@ TEST_CASE("site protection: the run with phantoms read in place is its copy, edi
   for (uint32_t seed = 1; seed <= 60; ++seed) {
     const auto run = records_of(random_sync_job(seed, 1 + static_cast<int>(seed % 3)));
     std::mt19937 rng(seed);
-    // Start fences where a judged window leaves earlier work out: among the records before a
-    // rank's first operation, seqs below every operation's.
-    std::vector<analysis::JudgedWindow> windows(run.size());
-    for (size_t ri = 0; ri < run.size(); ++ri) {
-      size_t first_op = 0;
-      while (first_op < run[ri].records.size() && !trace::op_common(run[ri].records[first_op])) ++first_op;
-      std::set<trace::StreamId> streams;
-      for (const trace::Record& r : run[ri].records)
-        if (const trace::OpCommon* op = trace::op_common(r)) streams.insert(op->stream);
-      uint64_t seq = 1000000000;
-      for (trace::StreamId s : streams)
-        if (rng() % 2) windows[ri].fences.push_back(analysis::StartFence{rng() % (first_op + 1), s, seq++});
-      std::sort(windows[ri].fences.begin(), windows[ri].fences.end(),
-                [](const auto& a, const auto& b) { return a.index < b.index; });
-      start_fences += static_cast<int>(windows[ri].fences.size());
-    }
+    const std::vector<analysis::JudgedWindow> windows = random_start_fences(run, rng);
+    for (const analysis::JudgedWindow& w : windows) start_fences += static_cast<int>(w.fences.size());
     const bool end_fences = seed % 2 == 0;
     const RunVariants v = analysis::make_variants(run, end_fences, &windows);
     const auto copy = phantom_copy(run, end_fences, windows);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace streamhaz::trace {
@@ -457,7 +458,15 @@ struct NcclFootprint {
 NcclFootprint nccl_footprint(const Nccl& n);
 
 // Does this record describe an operation on a stream (and so carry OpCommon)?
-const OpCommon* op_common(const Record& r);
+// Inline, as api_seq below: the analyzer asks it of every record it reads.
+inline const OpCommon* op_common(const Record& r) {
+  return std::visit(
+      [](const auto& rec) -> const OpCommon* {
+        if constexpr (requires { rec.op; }) return &rec.op;
+        else return nullptr;
+      },
+      r);
+}
 
 // Records that only say where the program was (frames, modules, call sites, stack references):
 // they order nothing, and a StackRef's `seq` names another record's call, not a call of its own.
@@ -468,6 +477,16 @@ inline bool is_stack_record(const Record& r) {
 
 // The sequence number of the API call a record is (0 for records that are no call: strings,
 // names, accesses, timings, stack records).
-uint64_t api_seq(const Record& r);
+inline uint64_t api_seq(const Record& r) {
+  return std::visit(
+      [](const auto& rec) -> uint64_t {
+        using T = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<T, StackRef>) return 0;
+        else if constexpr (requires { rec.seq; }) return rec.seq;
+        else if constexpr (requires { rec.op.seq; }) return rec.op.seq;
+        else return 0;
+      },
+      r);
+}
 
 }  // namespace streamhaz::trace
