@@ -33,8 +33,8 @@ namespace streamhaz::cli {
 void tune_allocator() {
 #if defined(STREAMHAZ_WITH_MIMALLOC) && MI_MALLOC_VERSION >= 200 && MI_MALLOC_VERSION < 210
   // A check's memory peaks late (the pass holds every rank's judged steps); handing freed pages
-  // back to the system in between only faults them in again: 1,024 ranks took 421,000 page faults
-  // instead of 508,000 with these (README, "Performance"). Defaults: MIMALLOC_* variables still win.
+  // back to the system in between only faults them in again: a check of 1,024 ranks took 421,000
+  // page faults instead of 508,000 with these. Defaults: MIMALLOC_* variables still win.
   mi_option_set_default(mi_option_allow_decommit, 0);
   mi_option_set_default(mi_option_eager_commit_delay, 0);
 #endif

@@ -12,21 +12,25 @@ namespace {
 
 using FirstBytes = std::map<Pair, uint64_t>;
 using Ops = std::set<std::pair<int, uint64_t>>;
+// The same as an array: a check of many ranks meets millions of pairs, searched here.
+using SortedOps = std::vector<std::pair<int, uint64_t>>;
 
-// The operations of `pairs` (either side) that are in `unfootprinted` (sorted), added to `out`.
-// Searched in an array and added in order: a check of many ranks meets millions of pairs.
-void add_unfootprinted(const PairSet& pairs, const std::vector<std::pair<int, uint64_t>>& unfootprinted, Ops& out) {
-  std::vector<std::pair<int, uint64_t>> found;
+bool holds(const SortedOps& ops, int rank, uint64_t op) {
+  return std::binary_search(ops.begin(), ops.end(), std::pair<int, uint64_t>{rank, op});
+}
+
+// The operations of `pairs` (either side) that are in `unfootprinted`, added to `out` in order.
+void add_unfootprinted(const PairSet& pairs, const SortedOps& unfootprinted, Ops& out) {
+  SortedOps found;
   for (const auto& [rank, a, b] : pairs)
     for (uint64_t op : {a, b})
-      if (std::binary_search(unfootprinted.begin(), unfootprinted.end(), std::pair<int, uint64_t>{rank, op}))
-        found.emplace_back(rank, op);
+      if (holds(unfootprinted, rank, op)) found.emplace_back(rank, op);
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
   for (const auto& op : found) out.emplace_hint(out.end(), op);
 }
 void add_unfootprinted(const PairSet& pairs, const Ops& unfootprinted, Ops& out) {
-  add_unfootprinted(pairs, std::vector<std::pair<int, uint64_t>>(unfootprinted.begin(), unfootprinted.end()), out);
+  add_unfootprinted(pairs, SortedOps(unfootprinted.begin(), unfootprinted.end()), out);
 }
 
 // What one check of a variant hands over: each pair ordered only through sites, once per report
@@ -42,15 +46,14 @@ struct OrderedReport {
   }
 };
 
-// Pairs with neither operation in `ops` (sorted).
-std::vector<Pair> without_ops(const std::vector<Pair>& pairs, const std::vector<std::pair<int, uint64_t>>& ops) {
-  auto in_ops = [&](int rank, uint64_t op) { return std::binary_search(ops.begin(), ops.end(), std::pair<int, uint64_t>{rank, op}); };
+// The pairs of `pairs` with neither operation in `ops`.
+PairSet without_ops(const PairSet& pairs, const SortedOps& ops) {
   std::vector<Pair> out;
   for (const auto& p : pairs) {
     const auto& [rank, a, b] = p;
-    if (!in_ops(rank, a) && !in_ops(rank, b)) out.push_back(p);
+    if (!holds(ops, rank, a) && !holds(ops, rank, b)) out.push_back(p);
   }
-  return out;
+  return PairSet(std::move(out));
 }
 
 // One check of a variant by witness sets: its unordered pairs, and the pairs ordered only through
@@ -67,7 +70,7 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
                    PairSet& base, const std::function<SiteProtection&(SiteId)>& protection_of, FirstBytes& first_byte,
                    std::set<std::pair<int, uint64_t>>* idle_found = nullptr, PairSet* real_base = nullptr) {
   const bool real = !phantoms;
-  const std::vector<std::pair<int, uint64_t>> fences(v.fences.begin(), v.fences.end());
+  const SortedOps fences = real_base ? SortedOps(v.fences.begin(), v.fences.end()) : SortedOps{};
   std::vector<OrderedReport> found;
   std::vector<SiteId> pool;
   std::vector<Pair> unordered;
@@ -93,7 +96,7 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
   };
   analyze_records(v.real(), o);
   base = PairSet(std::move(unordered));
-  if (real_base) *real_base = PairSet(without_ops(base.sorted(), fences));
+  if (real_base) *real_base = without_ops(base, fences);
   std::sort(found.begin(), found.end());
   std::vector<std::vector<Pair>> of_site(ids.replaceable + 1);  // by site id; the group's is last
   // The pairs come in order: `base` and `first_byte` are walked along, not searched.
@@ -117,14 +120,14 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
     }
     i = end;
   }
-  const std::vector<std::pair<int, uint64_t>> unfootprinted(v.unfootprinted.begin(), v.unfootprinted.end());
+  const SortedOps unfootprinted(v.unfootprinted.begin(), v.unfootprinted.end());
   for (SiteId site = 1; site < of_site.size(); ++site) {
     if (of_site[site].empty()) continue;
     SiteProtection& sp = protection_of(site);
     PairSet pairs(std::move(of_site[site]));
     add_unfootprinted(pairs, unfootprinted, sp.unfootprinted);
     if (real) sp.real.merge(pairs);
-    else if (real_base) sp.real.merge(PairSet(without_ops(pairs.sorted(), fences)));
+    else if (real_base) sp.real.merge(without_ops(pairs, fences));
     sp.all.merge(pairs);
   }
   for (const auto& [site, phantom] : passed_over) protection_of(site).unfootprinted.insert(phantom);
