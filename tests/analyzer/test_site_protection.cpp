@@ -331,6 +331,36 @@ TEST_CASE("site protection: the witness check finds the idle queries a check of 
   CHECK(idle > 20);  // the jobs poll after waits often enough to matter
 }
 
+TEST_CASE("site protection: the pass's checks on several threads find what one thread finds", "[oversync][property]") {
+  // Each rank on one thread at a time, what it collects kept by rank (by_rank.h): the protection,
+  // the idle queries and the pairs a what-if leaves unordered are the one-thread check's.
+  int pairs = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    const auto run = records_of(random_sync_job(seed, 2 + static_cast<int>(seed % 4)));
+    const SiteIds ids = analysis::judged_sites(analysis::find_sync_sites(run));
+    RunVariants one = analysis::make_variants(run, seed % 2 == 0, nullptr, analysis::IdleQueries::Find, 1);
+    RunVariants many = analysis::make_variants(run, seed % 2 == 0, nullptr, analysis::IdleQueries::Find, 4);
+    RunVariants many_later =
+        analysis::make_variants(run, seed % 2 == 0, nullptr, analysis::IdleQueries::ByWitnessCheck, 4);
+    CAPTURE(seed);
+    CHECK(many.idle_queries == one.idle_queries);
+    const Protection a = analysis::protection_by_witness(one, ids);
+    check_same_protection(a, analysis::protection_by_witness(many, ids));
+    check_same_protection(a, analysis::protection_by_witness(many_later, ids));
+    CHECK(many_later.idle_queries == one.idle_queries);
+    std::mt19937 rng(seed);
+    const analysis::WhatIf w = random_edit(run, rng);
+    PairSet ordered = a.replaceable.real;  // pairs the run orders through its sites
+    for (const auto& site : a.sites) ordered.merge(site.real);
+    CHECK(analysis::unordered_after(many, w, ordered) == analysis::unordered_after(one, w, ordered));
+    std::map<analysis::Pair, uint64_t> first_one, first_many;
+    CHECK(analysis::unordered_pairs(run, one, &first_one) == analysis::unordered_pairs(run, many, &first_many));
+    CHECK(first_one == first_many);
+    pairs += static_cast<int>(first_one.size());
+  }
+  CHECK(pairs > 100);
+}
+
 TEST_CASE("site protection: a check reads added waits in place as it reads them from an edited copy", "[oversync][property]") {
   int unordered = 0, ordered_by_waits = 0, described = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {

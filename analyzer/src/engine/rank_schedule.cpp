@@ -26,11 +26,18 @@ void RankRun::out_of_memory() const {
 }
 
 unsigned worker_threads(const AnalysisOptions& options, size_t ranks) {
-  // The over-synchronisation pass's per-pair callback is not made for several threads.
-  if (options.on_conflict || ranks < 2) return 1;
+  if (ranks < 2) return 1;
+  // The over-synchronisation pass's per-pair callbacks take several threads only where they keep
+  // what they collect by rank, and only in each rank's own order: with cross-rank order a pass
+  // may run twice (a wrong guess running ahead, irregular collectives), and they would collect twice.
+  const bool callbacks = options.on_conflict || options.on_ordered_by_sites ||
+                         options.on_phantom_ordered_by_sites || options.on_idle_query;
+  if (callbacks && !(options.callbacks_by_rank && options.local_order)) return 1;
   // Every core by default, but only where threads pay: with ranks waiting at every collective
-  // (below run_ahead_from_ranks) they meet there all the time, and one thread is faster.
-  if (!options.jobs && (ranks < options.run_ahead_from_ranks || !options.run_ahead)) return 1;
+  // (below run_ahead_from_ranks) they meet there all the time, and one thread is faster. Ranks in
+  // their own order never wait for each other.
+  if (!options.jobs && !options.local_order && (ranks < options.run_ahead_from_ranks || !options.run_ahead))
+    return 1;
   const unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::min<size_t>(n, ranks));
 }

@@ -61,7 +61,7 @@ CostSample::CostSample(const CostRun& window, const std::string& step_range, con
   // The work after the sample stands as end fences, as the window's own cut does.
   const RunVariants& whole = *window.variants;
   variants_ = make_variants(run_, true, judged,
-                            whole.idle_queries_found ? IdleQueries::ByWitnessCheck : IdleQueries::Find);
+                            whole.idle_queries_found ? IdleQueries::ByWitnessCheck : IdleQueries::Find, whole.jobs);
   ops_ = OpsWithin(run_, variants_);
   if (!variants_.idle_queries_found) {
     // Each rank's sample is a prefix of its window, and whether a query is idle depends on its

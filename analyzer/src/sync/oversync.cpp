@@ -118,7 +118,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   return analyze_sync(trace_files, options, opt, races, nullptr);
 }
 
-SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions&, const SyncOptions& opt,
+SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions& options, const SyncOptions& opt,
                         std::vector<Finding>* races, const std::vector<TraceShape>* shapes) {
   SyncReport rep;
   bool cut = false;
@@ -146,7 +146,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   }
   const bool by_witness = opt.algorithm == SyncAlgorithm::Witness;
   RunVariants variants =
-      make_variants(run, cut, &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find);
+      make_variants(run, cut, &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find, options.jobs);
   // The synchronisations of the judged steps: those before them are kept for their edges only.
   std::vector<uint64_t> judged_from;
   for (const JudgedWindow& w : judged) judged_from.push_back(w.first_seq);

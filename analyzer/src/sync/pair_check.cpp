@@ -6,14 +6,16 @@
 
 #include "engine/rank_schedule.h"
 #include "streamhaz/analysis/replay.h"
+#include "sync/by_rank.h"
 #include "sync/sync_window.h"
 
 namespace streamhaz::analysis {
 
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, const std::vector<JudgedWindow>* windows,
-                          IdleQueries idle_queries) {
+                          IdleQueries idle_queries, unsigned jobs) {
   RunVariants v;
   v.real_ = &run;
+  v.jobs = jobs;
   v.places = RecordPlaces(run);
   // The run with phantoms is read in place (AnalysisOptions::phantoms): here its fences, then one
   // reading of it names the phantoms.
@@ -48,8 +50,10 @@ RunVariants make_variants(const std::vector<RankRecords>& run, bool fences, cons
   if (idle_queries == IdleQueries::ByWitnessCheck) return v;
   // The queries whose success only repeats a wait (their clocks are the same in every variant).
   AnalysisOptions idle = pass_check_options(v);
-  idle.on_idle_query = [&](int rank, uint64_t seq) { v.idle_queries.insert({rank, seq}); };
+  ByRank<std::pair<int, uint64_t>> found(run);
+  idle.on_idle_query = [&](int rank, uint64_t seq) { found.of(rank).emplace_back(rank, seq); };
   analyze_records(run, idle);
+  for (const auto& part : found.parts()) v.idle_queries.insert(part.begin(), part.end());
   v.idle_queries_found = true;
   return v;
 }
@@ -113,6 +117,8 @@ AnalysisOptions pass_check_options(const RunVariants& v, PassOrder order) {
   o.race_findings = false;  // the pairs are all the pass reads
   o.phantom_ops = &v.unfootprinted;
   o.lasting_phantom_ops = &v.fences;
+  o.jobs = v.jobs;
+  o.callbacks_by_rank = true;  // every caller collects by rank (by_rank.h)
   return o;
 }
 
@@ -120,22 +126,25 @@ PairSet unordered_pairs(const std::vector<RankRecords>& run, const RunVariants& 
                         std::map<Pair, uint64_t>* first_byte,
                         const std::set<std::pair<int, uint64_t>>* skip, PassOrder order,
                         const std::vector<RecordInserts>* inserts, const std::vector<PhantomFences>* phantoms) {
-  std::vector<Pair> pairs;
+  ByRank<std::pair<Pair, uint64_t>> found(run);  // each pair with its first byte
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = skip;
   o.inserts = inserts;
   o.phantoms = phantoms;
-  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) {
-    pairs.emplace_back(rank, a, b);
-    if (first_byte) first_byte->try_emplace({rank, a, b}, lo);
-  };
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t lo) { found.of(rank).push_back({{rank, a, b}, lo}); };
   analyze_records(run, o);
+  std::vector<Pair> pairs;
+  for (const auto& part : found.parts())
+    for (const auto& [pair, lo] : part) {
+      pairs.push_back(pair);
+      if (first_byte) first_byte->try_emplace(pair, lo);  // a pair's first report holds its first byte
+    }
   return PairSet(std::move(pairs));
 }
 
 PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pairs, PassOrder order) {
   if (pairs.empty()) return {};
-  std::vector<Pair> left;
+  ByRank<Pair> left(v.real());
   // The first touch-all variant, read with its phantoms, holds every operation the pairs may name
   // (fences included); the variants' clocks are all the same.
   const std::vector<RankRecords>& run = v.real();
@@ -144,10 +153,10 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
   AnalysisOptions o = pass_check_options(v, order);
   o.skip_syncs = &skip;
   o.order_checks = &pairs.sorted();
-  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.emplace_back(rank, a, b); };
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { left.of(rank).emplace_back(rank, a, b); };
   if (!w.drop_kinds.empty()) {
     analyze_records(apply_edits(phantoms ? with_phantoms(run, *phantoms) : run, w), o);
-    return PairSet(std::move(left));
+    return PairSet(left.joined());
   }
   // The added waits read in place (no copy of the run), the drops skipped.
   std::vector<RecordInserts> inserts;
@@ -157,7 +166,7 @@ PairSet unordered_after(const RunVariants& v, const WhatIf& w, const PairSet& pa
   }
   o.phantoms = phantoms;
   analyze_records(run, o);
-  return PairSet(std::move(left));
+  return PairSet(left.joined());
 }
 
 }  // namespace streamhaz::analysis

@@ -50,6 +50,9 @@ struct RunVariants {
   bool idle_queries_found = false;
   // Where the real run's operations lie: every what-if of the pass places its waits by it.
   RecordPlaces places;
+  // Threads each check of these variants in its ranks' own order may take (AnalysisOptions::jobs,
+  // 0: every core); the checks' callbacks keep what they collect by rank (by_rank.h).
+  unsigned jobs = 1;
   // `drop` and the idle queries: what a check of these variants leaves out.
   std::set<std::pair<int, uint64_t>> left_out(const std::set<std::pair<int, uint64_t>>& drop) const {
     std::set<std::pair<int, uint64_t>> out = idle_queries;
@@ -63,13 +66,14 @@ struct RunVariants {
 // `windows` (sync_window.h, one per rank, or null): touch-all kernels where the judged window left
 // out a stream's earlier work, standing for it likewise.
 // `idle`: find the idle queries now (a check of the run), or leave them to the witness check.
+// `jobs`: RunVariants::jobs.
 enum class IdleQueries : uint8_t { Find, ByWitnessCheck };
 RunVariants make_variants(const std::vector<RankRecords>& run, bool fences,
                           const std::vector<struct JudgedWindow>* windows = nullptr,
-                          IdleQueries idle = IdleQueries::Find);
+                          IdleQueries idle = IdleQueries::Find, unsigned jobs = 1);
 RunVariants make_variants(std::vector<RankRecords>&& run, bool fences,
                           const std::vector<struct JudgedWindow>* windows = nullptr,
-                          IdleQueries idle = IdleQueries::Find) = delete;  // would dangle
+                          IdleQueries idle = IdleQueries::Find, unsigned jobs = 1) = delete;  // would dangle
 
 
 // The check options every check of the pass uses (a run of `v`).

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "streamhaz/analysis/replay.h"
+#include "sync/by_rank.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -71,31 +72,52 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
                    std::set<std::pair<int, uint64_t>>* idle_found = nullptr, PairSet* real_base = nullptr) {
   const bool real = !phantoms;
   const SortedOps fences = real_base ? SortedOps(v.fences.begin(), v.fences.end()) : SortedOps{};
-  std::vector<OrderedReport> found;
-  std::vector<SiteId> pool;
-  std::vector<Pair> unordered;
+  // By rank (the check's ranks run on several threads): each rank's reports name sites in its
+  // own pool.
+  ByRank<OrderedReport> found_by_rank(v.real());
+  ByRank<SiteId> pool_by_rank(v.real());
+  ByRank<Pair> unordered(v.real());
+  ByRank<std::pair<int, uint64_t>> idle(v.real());
   AnalysisOptions o = pass_check_options(v);
   if (idle_found) {
     o.skip_idle_queries = true;
-    o.on_idle_query = [&](int rank, uint64_t seq) { idle_found->insert({rank, seq}); };
+    o.on_idle_query = [&](int rank, uint64_t seq) { idle.of(rank).emplace_back(rank, seq); };
   } else {
     o.skip_syncs = &v.idle_queries;
   }
   o.sync_sites = &ids.instances;
   o.phantoms = phantoms;
-  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { unordered.emplace_back(rank, a, b); };
+  o.on_conflict = [&](int rank, uint64_t a, uint64_t b, uint64_t) { unordered.of(rank).emplace_back(rank, a, b); };
   o.on_ordered_by_sites = [&](int rank, uint64_t a, uint64_t b, uint64_t lo, std::span<const uint32_t> sites) {
-    found.push_back({{rank, a, b}, lo, static_cast<uint32_t>(pool.size()), static_cast<uint32_t>(sites.size())});
+    std::vector<SiteId>& pool = pool_by_rank.of(rank);
+    found_by_rank.of(rank).push_back(
+        {{rank, a, b}, lo, static_cast<uint32_t>(pool.size()), static_cast<uint32_t>(sites.size())});
     pool.insert(pool.end(), sites.begin(), sites.end());
   };
   // Earlier phantoms a later one of their timeline stands for: no pair, but a kernel the site orders.
   // Neither side of their pairs is in a graph, so no other check of the pair leaves it unordered.
-  std::vector<std::pair<SiteId, std::pair<int, uint64_t>>> passed_over;
+  ByRank<std::pair<SiteId, std::pair<int, uint64_t>>> passed_over(v.real());
   o.on_phantom_ordered_by_sites = [&](int rank, uint64_t phantom, std::span<const uint32_t> sites) {
-    for (SiteId site : sites) passed_over.push_back({site, {rank, phantom}});
+    for (SiteId site : sites) passed_over.of(rank).push_back({site, {rank, phantom}});
   };
   analyze_records(v.real(), o);
-  base = PairSet(std::move(unordered));
+  if (idle_found)
+    for (const auto& part : idle.parts()) idle_found->insert(part.begin(), part.end());
+  // One pool: each rank's reports move their sites past the ranks before it.
+  std::vector<SiteId> pool;
+  std::vector<OrderedReport> found;
+  for (size_t i = 0; i < found_by_rank.parts().size(); ++i) {
+    const uint32_t offset = static_cast<uint32_t>(pool.size());
+    std::vector<SiteId>& sites = pool_by_rank.parts()[i];
+    pool.insert(pool.end(), sites.begin(), sites.end());
+    sites = {};
+    for (OrderedReport& r : found_by_rank.parts()[i]) {
+      r.sites_begin += offset;
+      found.push_back(r);
+    }
+    found_by_rank.parts()[i] = {};
+  }
+  base = PairSet(unordered.joined());
   if (real_base) *real_base = without_ops(base, fences);
   std::sort(found.begin(), found.end());
   std::vector<std::vector<Pair>> of_site(ids.replaceable + 1);  // by site id; the group's is last
@@ -130,7 +152,8 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
     else if (real_base) sp.real.merge(without_ops(pairs, fences));
     sp.all.merge(pairs);
   }
-  for (const auto& [site, phantom] : passed_over) protection_of(site).unfootprinted.insert(phantom);
+  for (const auto& part : passed_over.parts())
+    for (const auto& [site, phantom] : part) protection_of(site).unfootprinted.insert(phantom);
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ struct AnalysisOptions {
   // Look up the GPU intervals of the findings' operations afterwards (rereads the files).
   bool backfill_timings = true;
   // Threads that check ranks at once: 1 (the default) runs them in turn, 0 uses every core.
-  // Findings and their order do not depend on it. Ignored (one thread) with `on_conflict`.
+  // Findings and their order do not depend on it. Ignored (one thread) with the per-pair
+  // callbacks below, unless `callbacks_by_rank` and `local_order` both hold.
   unsigned jobs = 1;
   // The reference representation of cross-rank order: every clock spans every timeline of
   // every rank (O(ranks) per join). The default projects other ranks onto collective
@@ -129,6 +130,11 @@ struct AnalysisOptions {
   // Leave such queries out as they come (each still goes to on_idle_query): one check finds them
   // and runs without them, where `skip_syncs` needs them found by a check before.
   bool skip_idle_queries = false;
+  // The callbacks above (on_conflict, on_ordered_by_sites, on_phantom_ordered_by_sites,
+  // on_idle_query) may be called at once for different ranks, from different threads, never at
+  // once for one rank: the caller keeps what they collect by rank. With `local_order` as well
+  // (no rank waits for another, so the check never runs twice), `jobs` then holds.
+  bool callbacks_by_rank = false;
   // Only these pairs (rank, earlier seq, later seq) are checked, for order alone: each one the
   // run leaves unordered goes to on_conflict (first byte 0); no footprint is looked at. How the
   // pass holds a replacement of a synchronisation to the pairs it must keep ordered. Sorted.
