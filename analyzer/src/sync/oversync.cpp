@@ -9,6 +9,7 @@
 
 #include "sync/oversync.h"
 #include "sync/cost_sample.h"
+#include "sync/in_parallel.h"
 #include "sync/manifestation.h"
 #include "sync/minimal_sync.h"
 #include "sync/oversync_report.h"
@@ -127,6 +128,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   budget.syncs = opt.window_syncs;
   budget.warmup_steps = opt.warmup_steps;
   budget.step_range = opt.replay.step_range;
+  budget.jobs = options.jobs;
   std::vector<JudgedWindow> judged;
   std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut, shapes);
   rep.scope = describe_windows(judged, budget);
@@ -185,9 +187,16 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   const OversyncReportContext report_context{run, replay ? &replay->measured() : nullptr, tier,
                                              variants.unfootprinted.size(), protection.first_byte,
                                              &variants.places};
-  for (const SiteGroup& g : groups) {
+  // Each site's cost is replayed apart from the others' (on `--jobs` threads), then reported in order.
+  std::vector<SyncVerdict> verdicts(groups.size());
+  for_each_index(replay ? groups.size() : 0, options.jobs, [&](size_t i) {
+    cost_site(groups[i], SiteCostContext{run, *replay, unchanged, windows, variants, sample->get(), opt.min_cost},
+              verdicts[i]);
+  });
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const SiteGroup& g = groups[i];
     const SyncSite& first = g.first();
-    SyncVerdict v;
+    SyncVerdict& v = verdicts[i];
     v.key = first.key;
     v.what = first.text->what;
     v.where = first.text->where;
@@ -195,8 +204,6 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
     v.instances = g.sites.size();
     v.pairs = g.pairs;
     v.unfootprinted = g.unfootprinted.size();
-    if (replay)
-      cost_site(g, SiteCostContext{run, *replay, unchanged, windows, variants, sample->get(), opt.min_cost}, v);
     if (v.finding) rep.findings.push_back(oversync_finding(g, v, report_context));
     else rep.notes.push_back(oversync_note(g, v, bool(replay)));
     rep.verdicts.push_back(std::move(v));

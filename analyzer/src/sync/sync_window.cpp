@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "analysis_parts.h"
+#include "sync/in_parallel.h"
 #include "sync/shape_reader.h"
 #include "streamhaz/analysis/replay.h"
 #include "streamhaz/trace/reader.h"
@@ -184,18 +185,22 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
 std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& files, const WindowBudget& budget,
                                              std::vector<JudgedWindow>& windows, bool& cut,
                                              const std::vector<TraceShape>* shapes) {
-  std::vector<RankRecords> run;
-  windows.clear();
-  for (size_t i = 0; i < files.size(); ++i) {
+  std::vector<RankRecords> run(files.size());
+  windows.assign(files.size(), JudgedWindow{});
+  std::vector<char> cut_here(files.size(), 0);  // each trace's own: read on several threads
+  for_each_index(files.size(), budget.jobs, [&](size_t i) {
     const std::string& file = files[i];
     TraceShape read;
     if (!shapes)
       read = shape_of(file, budget.step_range, TimingKeep{budget.warmup_steps, budget.records}, budget.reread_pattern_steps);
     const TraceShape& shape = shapes ? (*shapes)[i] : read;
     JudgedWindow w = choose(shape, budget);
-    run.push_back(w.from_steps ? load_window(file, shape, w, budget.read_late_timings, cut) : load_prefix(file, budget, cut));
-    windows.push_back(std::move(w));
-  }
+    bool c = false;
+    run[i] = w.from_steps ? load_window(file, shape, w, budget.read_late_timings, c) : load_prefix(file, budget, c);
+    cut_here[i] = c;
+    windows[i] = std::move(w);
+  });
+  cut = cut || std::find(cut_here.begin(), cut_here.end(), 1) != cut_here.end();
   // The numbering load_run and analyze() use.
   std::vector<RankRecords> numbered = load_run(files, 0);
   for (size_t i = 0; i < run.size(); ++i) run[i].rank = numbered[i].rank;

@@ -49,6 +49,8 @@ struct WindowBudget {
   // GPU times written after the window are read from the trace even where the first read kept
   // them (TraceShape::timings): the reference the tests hold the kept ones to.
   bool read_late_timings = false;
+  // Threads reading traces at once (AnalysisOptions::jobs, 0: every core).
+  unsigned jobs = 1;
 };
 
 // Loads each trace's judged window. `cut`: some trace goes on past its window (its end needs
