@@ -106,6 +106,13 @@ void witness_check(const std::vector<PhantomFences>* phantoms, const RunVariants
   // One pool: each rank's reports move their sites past the ranks before it.
   std::vector<SiteId> pool;
   std::vector<OrderedReport> found;
+  size_t reports = 0, sites_named = 0;
+  for (size_t i = 0; i < found_by_rank.parts().size(); ++i) {
+    reports += found_by_rank.parts()[i].size();
+    sites_named += pool_by_rank.parts()[i].size();
+  }
+  found.reserve(reports);
+  pool.reserve(sites_named);
   for (size_t i = 0; i < found_by_rank.parts().size(); ++i) {
     const uint32_t offset = static_cast<uint32_t>(pool.size());
     std::vector<SiteId>& sites = pool_by_rank.parts()[i];
