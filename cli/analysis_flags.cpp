@@ -11,7 +11,8 @@ CLI::Option* add_analysis_flags(CLI::App* cmd, AnalysisFlags& f) {
                   "(traces from `streamhaz run --footprints static`)")
       ->type_name("FILE");
   cmd->add_option("-j,--jobs", f.jobs,
-                  "Threads that check ranks at once (0: every core from 16 ranks on, one below); the findings and "
+                  "Threads that check ranks at once (0: every core from 16 ranks on, one below; the over-"
+                  "synchronisation pass's parts that fall apart by rank or site: every core); the findings and "
                   "their order do not depend on it")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
