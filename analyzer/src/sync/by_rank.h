@@ -4,7 +4,9 @@
 // one-thread check's.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <unordered_map>
 #include <vector>
 
