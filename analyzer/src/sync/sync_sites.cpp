@@ -12,6 +12,7 @@
 #include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/analysis/nvtx_path.h"
 #include "model/op_stamp.h"
+#include "sync/in_parallel.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -102,12 +103,11 @@ struct SyncCall {
 // synchronisation (outside stream capture), and each legacy-stream operation's implicit barrier.
 class RankSiteScanner {
  public:
-  // `from_seq`: no site for a synchronisation before it. `described`: the keys of the sites
-  // whose text is already made, over every rank scanned so far.
-  RankSiteScanner(const RankRecords& rank, size_t rank_index, uint64_t from_seq, SyncSites& sites,
-                  std::unordered_set<std::string>& described)
+  // `from_seq`: no site for a synchronisation before it. The sites go to `sites`, this rank's
+  // only; the first of each key within the rank has its text.
+  RankSiteScanner(const RankRecords& rank, size_t rank_index, uint64_t from_seq, SyncSites& sites)
       : recs_(rank.records), rank_(rank.rank), rank_index_(rank_index), from_seq_(from_seq), sites_(sites),
-        first_site_(sites.size()), described_(described), kinds_(stream_kinds(recs_)) {}
+        kinds_(stream_kinds(recs_)) {}
 
   void scan() {
     for (size_t i = 0; i < recs_.size(); ++i) {
@@ -284,14 +284,14 @@ class RankSiteScanner {
   }
 
   // Each site's place in words, and the next operation in its key. Only the first site of a key
-  // keeps its text (it speaks for them all); the others drop theirs.
+  // in the rank keeps its text (find_sync_sites keeps the first over all ranks).
   void describe_places() {
-    for (size_t s = first_site_; s < sites_.size(); ++s) {
-      SyncSite& site = sites_[s];
+    std::unordered_set<std::string> described;
+    for (SyncSite& site : sites_) {
       SiteText& text = *site.text;
       const std::string next = site.next_op ? label(text.next_ref) : "-";
       site.key += "|" + next + "|" + text.next_ref.nvtx;
-      if (!described_.insert(site.key).second) {
+      if (!described.insert(site.key).second) {
         site.text.reset();
         continue;
       }
@@ -307,8 +307,6 @@ class RankSiteScanner {
   const size_t rank_index_;
   const uint64_t from_seq_;
   SyncSites& sites_;
-  const size_t first_site_;
-  std::unordered_set<std::string>& described_;
   const StreamKinds kinds_;
   RankNames names_;
   PinnedRanges pinned_;
@@ -325,12 +323,22 @@ class RankSiteScanner {
 
 }  // namespace
 
-SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs) {
+SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs, unsigned jobs) {
+  // Each rank on its own (on `jobs` threads), then in rank order: a key's first site over all
+  // ranks keeps its text, whichever thread made it.
+  std::vector<SyncSites> of_rank(run.size());
+  for_each_index(run.size(), jobs, [&](size_t ri) {
+    const uint64_t from = from_seqs && ri < from_seqs->size() ? (*from_seqs)[ri] : 0;
+    RankSiteScanner(run[ri], ri, from, of_rank[ri]).scan();
+  });
   SyncSites sites;
   std::unordered_set<std::string> described;
-  for (size_t ri = 0; ri < run.size(); ++ri) {
-    const uint64_t from = from_seqs && ri < from_seqs->size() ? (*from_seqs)[ri] : 0;
-    RankSiteScanner(run[ri], ri, from, sites, described).scan();
+  for (SyncSites& part : of_rank) {
+    for (SyncSite& site : part) {
+      if (site.text && !described.insert(site.key).second) site.text.reset();
+      sites.push_back(std::move(site));
+    }
+    SyncSites().swap(part);
   }
   return sites;
 }

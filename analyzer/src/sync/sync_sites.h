@@ -46,8 +46,9 @@ using SyncSites = std::deque<SyncSite>;
 
 // Every synchronisation site of the run, rank by rank in record order. `from_seqs` (per rank
 // index): none before that seq (the judged steps' first). Only the first site of each key holds
-// its text.
-SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs = nullptr);
+// its text. `jobs` (AnalysisOptions::jobs): threads that scan ranks at once.
+SyncSites find_sync_sites(const std::vector<RankRecords>& run, const std::vector<uint64_t>* from_seqs = nullptr,
+                          unsigned jobs = 1);
 
 // The weakest footprint tier among the operations with a footprint (API for copies and NCCL).
 trace::FootprintTier weakest_tier(const std::vector<RankRecords>& run);
