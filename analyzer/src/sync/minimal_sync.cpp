@@ -12,6 +12,7 @@
 #include "streamhaz/analysis/kernel_name.h"
 #include "streamhaz/analysis/nvtx_path.h"
 #include "streamhaz/analysis/sync.h"
+#include "sync/in_parallel.h"
 #include "sync/sync_sites.h"
 
 namespace streamhaz::analysis {
@@ -32,9 +33,12 @@ uint32_t at(const Clock& c, size_t i) { return i < c.size() ? c[i] : 0; }
 // waits placed so far). It leaves out collectives and legacy-stream edges, so it may place a
 // wait the full rules would not need, never miss one; the caller re-checks with the engine.
 std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const PairSet& pairs,
-                                   const std::set<std::pair<int, uint64_t>>& dropped) {
-  std::vector<AddedWait> out;
-  for (const RankRecords& rr : run) {
+                                   const std::set<std::pair<int, uint64_t>>& dropped, unsigned jobs) {
+  // Each rank on its own; its waits follow the ranks' before it.
+  std::vector<std::vector<AddedWait>> of_rank(run.size());
+  for_each_index(run.size(), jobs, [&](size_t ri) {
+    const RankRecords& rr = run[ri];
+    std::vector<AddedWait>& out = of_rank[ri];
     std::unordered_map<uint64_t, std::vector<uint64_t>> earlier_of;  // b -> a's
     // The rank's pairs only (pairs are sorted by rank): every rank looking at every pair would
     // cost ranks x pairs.
@@ -43,7 +47,7 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
       earlier_of[b].push_back(a);
       earlier.insert(a);
     }
-    if (earlier_of.empty()) continue;
+    if (earlier_of.empty()) return;
     std::unordered_map<trace::StreamId, size_t> index;
     std::vector<Clock> clocks;
     Clock host;
@@ -113,27 +117,36 @@ std::vector<AddedWait> place_waits(const std::vector<RankRecords>& run, const Pa
         if (it != device_allocs.end()) device_allocs.erase(it);
       }
     }
-  }
+  });
+  std::vector<AddedWait> out;
+  for (const std::vector<AddedWait>& part : of_rank) out.insert(out.end(), part.begin(), part.end());
   return out;
 }
 
 std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, const std::vector<AddedWait>& waits,
                                         const PairSet& pairs,
-                                        const std::map<Pair, uint64_t>& first_byte, const RecordPlaces* places) {
+                                        const std::map<Pair, uint64_t>& first_byte, const RecordPlaces* places,
+                                        unsigned jobs) {
   if (places && !places->of(run)) places = nullptr;
   struct Pattern {
     uint64_t count = 0;
     std::set<int> ranks;
     std::set<std::string_view> buffers;  // views of the records' text (and of literals)
   };
-  std::map<std::string, Pattern> patterns;
-  std::vector<std::string> order;
+  struct Patterns {
+    std::map<std::string, Pattern> of_text;
+    std::vector<std::string> order;  // by first use
+  };
   std::map<int, std::vector<const AddedWait*>> waits_of;  // by rank: not every wait for every rank
   for (const AddedWait& w : waits) waits_of[w.rank].push_back(&w);
-  for (size_t ri = 0; ri < run.size(); ++ri) {
+  // Each rank's patterns on its own, then merged in rank order.
+  std::vector<Patterns> of_rank(run.size());
+  for_each_index(run.size(), jobs, [&](size_t ri) {
+    std::map<std::string, Pattern>& patterns = of_rank[ri].of_text;
+    std::vector<std::string>& order = of_rank[ri].order;
     const RankRecords& rr = run[ri];
     const auto mine = waits_of.find(rr.rank);
-    if (mine == waits_of.end()) continue;
+    if (mine == waits_of.end()) return;
     // Views of the records' own text; of the operations, only those the waits name.
     std::unordered_map<trace::StringId, std::string_view> strings;
     std::unordered_map<trace::StreamId, std::string_view> streams;
@@ -241,7 +254,18 @@ std::vector<std::string> describe_waits(const std::vector<RankRecords>& run, con
         pattern.buffers.insert(buffer_at(fb->second));
       }
     }
-  }
+  });
+  std::map<std::string, Pattern> patterns;
+  std::vector<std::string> order;
+  for (Patterns& part : of_rank)
+    for (const std::string& text : part.order) {
+      const Pattern& from = part.of_text[text];
+      auto [it, fresh] = patterns.try_emplace(text);
+      if (fresh) order.push_back(text);
+      it->second.count += from.count;
+      it->second.ranks.insert(from.ranks.begin(), from.ranks.end());
+      it->second.buffers.insert(from.buffers.begin(), from.buffers.end());
+    }
   std::vector<std::string> lines;
   for (const std::string& text : order) {
     const Pattern& p = patterns[text];

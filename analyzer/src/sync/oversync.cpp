@@ -74,7 +74,7 @@ WhatIf minimal_of(const std::vector<RankRecords>& run, const RunVariants& v, con
   for (const auto& [instance, site] : ids.instances)
     if (site.group) w.drop.insert(instance);
   const PairSet need = without_fences(p.replaceable.all, v);
-  w.add = place_waits(run, need, w.drop);
+  w.add = place_waits(run, need, w.drop, v.jobs);
   for (int round = 0; round < 2; ++round) {
     const PairSet left = unordered_after(v, w, need);
     if (left.empty()) break;
@@ -83,7 +83,7 @@ WhatIf minimal_of(const std::vector<RankRecords>& run, const RunVariants& v, con
     std::sort(w.add.begin(), w.add.end());
     w.add.erase(std::unique(w.add.begin(), w.add.end()), w.add.end());
   }
-  if (advice) *advice = describe_waits(run, w.add, need, p.first_byte, &v.places);
+  if (advice) *advice = describe_waits(run, w.add, need, p.first_byte, &v.places, v.jobs);
   w.lines.push_back("minimal-sync");
   return w;
 }
@@ -152,7 +152,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   // The synchronisations of the judged steps: those before them are kept for their edges only.
   std::vector<uint64_t> judged_from;
   for (const JudgedWindow& w : judged) judged_from.push_back(w.first_seq);
-  const SyncSites sites = find_sync_sites(run, &judged_from);
+  const SyncSites sites = find_sync_sites(run, &judged_from, options.jobs);
   const SiteIds ids = judged_sites(sites);
   const Protection protection = by_witness ? protection_by_witness(variants, ids) : protection_by_removal(variants, ids);
   // Pairs only other ranks order: some rank's synchronisation may be what orders them, so that
