@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "streamhaz/analysis/attribution.h"
+#include "sync/in_parallel.h"
 #include "sync/oversync.h"
 #include "sync/shape_reader.h"
 
@@ -42,8 +43,9 @@ CheckResult check(const CheckRequest& request) {
     };
   out.analysis = analyze(request.files, race_check);
   if (request.sync) {
-    std::vector<TraceShape> shapes;
-    for (size_t i = 0; i < shapers.size(); ++i) shapes.push_back(shapers[i]->finish(request.files[i], false));
+    std::vector<TraceShape> shapes(shapers.size());  // a trace's steps may take a second read of it
+    for_each_index(shapers.size(), request.analysis.jobs,
+                   [&](size_t i) { shapes[i] = shapers[i]->finish(request.files[i], false); });
     // What the readers summed to find the steps is spent: free it before the pass holds its windows.
     both.clear();
     shapers.clear();
