@@ -333,8 +333,9 @@ TEST_CASE("site protection: the witness check finds the idle queries a check of 
 
 TEST_CASE("site protection: the pass's checks on several threads find what one thread finds", "[oversync][property]") {
   // Each rank on one thread at a time, what it collects kept by rank (by_rank.h): the protection,
-  // the idle queries and the pairs a what-if leaves unordered are the one-thread check's.
-  int pairs = 0;
+  // the idle queries and the pairs a what-if leaves unordered are the one-thread check's; so are
+  // the sites found and the waits placed and described rank by rank.
+  int pairs = 0, waited = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
     const auto run = records_of(random_sync_job(seed, 2 + static_cast<int>(seed % 4)));
     const SiteIds ids = analysis::judged_sites(analysis::find_sync_sites(run));
@@ -357,8 +358,24 @@ TEST_CASE("site protection: the pass's checks on several threads find what one t
     CHECK(analysis::unordered_pairs(run, one, &first_one) == analysis::unordered_pairs(run, many, &first_many));
     CHECK(first_one == first_many);
     pairs += static_cast<int>(first_one.size());
+    // The sites, the minimal synchronisation's waits and their advice, rank by rank on 4 threads.
+    const analysis::SyncSites sites_one = analysis::find_sync_sites(run), sites_many = analysis::find_sync_sites(run, nullptr, 4);
+    REQUIRE(sites_many.size() == sites_one.size());
+    for (size_t i = 0; i < sites_one.size(); ++i) {
+      CHECK(sites_many[i].rank == sites_one[i].rank);
+      CHECK(sites_many[i].seq == sites_one[i].seq);
+      CHECK(sites_many[i].key == sites_one[i].key);
+      REQUIRE(bool(sites_many[i].text) == bool(sites_one[i].text));  // the key's first site over all ranks
+      if (sites_one[i].text) CHECK(sites_many[i].text->where == sites_one[i].text->where);
+    }
+    const std::vector<analysis::AddedWait> waits = analysis::place_waits(run, ordered, w.drop);
+    CHECK(analysis::place_waits(run, ordered, w.drop, 4) == waits);
+    waited += static_cast<int>(waits.size());
+    const std::vector<std::string> advice = analysis::describe_waits(run, waits, ordered, first_one, &one.places);
+    CHECK(analysis::describe_waits(run, waits, ordered, first_one, &one.places, 4) == advice);
   }
   CHECK(pairs > 100);
+  CHECK(waited > 20);
 }
 
 TEST_CASE("site protection: a check reads added waits in place as it reads them from an edited copy", "[oversync][property]") {
