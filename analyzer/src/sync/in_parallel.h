@@ -1,4 +1,4 @@
-// The pass's independent pieces of work (one per trace, one per judged site) on `jobs` threads:
+// The pass's independent pieces of work (one per trace, judged site or rank) on `jobs` threads:
 // each index once, by whichever thread takes it next. Each result goes to its own slot, so the
 // outcome is the one-thread loop's; the error of the lowest index that failed is the one thrown.
 #pragma once
