@@ -533,6 +533,51 @@ TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start"
   CHECK_THAT(rep.scope, Catch::Contains("the run's start in traces without steps"));
 }
 
+TEST_CASE("oversync: only a trace judged from its start and cut by the window's budget is warned of", "[oversync][steps]") {
+  auto warned = [](const SyncReport& rep) {
+    return std::any_of(rep.warnings.begin(), rep.warnings.end(),
+                       [](const std::string& w) { return w.find("judged within the first") != std::string::npos; });
+  };
+  // Rank 0 judged from its steps (its set-up left out), rank 1 a launcher's trace: no operation,
+  // no step, nothing cut.
+  TraceBuilder steps_and_launcher(2);
+  auto& r0 = steps_and_launcher.rank(0);
+  const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
+  const uint64_t x = r0.alloc(4096, "X");
+  for (int i = 0; i < 300; ++i) {
+    r0.kernel(c, "init", {writes(x, 64)}, 1);
+    r0.stream_sync(c);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r0.push_range("step");
+    const EventId e = r0.event();
+    r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
+    r0.record(e, r);
+    r0.wait(c, e);
+    r0.kernel(c, "read_x", {reads(x, 4096)}, 10);
+    r0.pop_range();
+  }
+  steps_and_launcher.rank(1).stream("launcher");
+  const auto dir = fresh_dir();
+  steps_and_launcher.write_dir(dir.string());
+  analysis::SyncOptions opt;
+  opt.window_syncs = 1;  // one step: the steps after it are cut
+  const SyncReport judged = analysis::analyze_sync(expand_trace_paths({dir.string()}), {}, opt);
+  std::filesystem::remove_all(dir);
+  CHECK_THAT(judged.scope, Catch::Contains("step 2 of 4"));
+  CHECK_FALSE(warned(judged));
+  // A trace without steps whose synchronisations outnumber the window's budget (200) is cut.
+  TraceBuilder no_steps(1);
+  auto& n0 = no_steps.rank(0);
+  const StreamId s = n0.stream("compute");
+  const uint64_t g = n0.alloc(1 << 20, "G");
+  for (int i = 1; i <= 250; ++i) {  // every collective of another size: no repeating pattern
+    n0.all_reduce(s, g, g, 64 * i, TraceBuilder::comm(0));
+    n0.stream_sync(s);
+  }
+  CHECK(warned(sync_report(no_steps)));
+}
+
 TEST_CASE("oversync: check learns the steps from the race check's read and judges what the pass alone judges",
           "[oversync][steps]") {
   // Steps from the pattern (synthetic) and from a range (real traces: DeepSpeed ZeRO-2, DDP, the

@@ -132,8 +132,11 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   std::vector<JudgedWindow> judged;
   std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut, shapes);
   rep.scope = describe_windows(judged, budget);
-  const bool some_prefix = std::any_of(judged.begin(), judged.end(), [](const JudgedWindow& w) { return !w.from_steps; });
-  if (cut && some_prefix)
+  // Only a trace judged from its start says so when its budget cut it (a launcher's trace without
+  // operations has no steps, and is not cut).
+  const bool prefix_cut =
+      std::any_of(judged.begin(), judged.end(), [](const JudgedWindow& w) { return !w.from_steps && w.cut; });
+  if (prefix_cut)
     rep.warnings.push_back(fmt::format(
         "over-synchronisation: judged within the first {} records and {} synchronisations of each trace without "
         "steps (--sync-window, --sync-window-syncs; NVTX range '{}' not found: --step-range names it)",

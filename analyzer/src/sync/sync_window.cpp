@@ -197,7 +197,7 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
     JudgedWindow w = choose(shape, budget);
     bool c = false;
     run[i] = w.from_steps ? load_window(file, shape, w, budget.read_late_timings, c) : load_prefix(file, budget, c);
-    cut_here[i] = c;
+    cut_here[i] = w.cut = c;
     windows[i] = std::move(w);
   });
   cut = cut || std::find(cut_here.begin(), cut_here.end(), 1) != cut_here.end();

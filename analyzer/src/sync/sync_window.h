@@ -35,6 +35,7 @@ struct JudgedWindow {
   uint64_t first_seq = 0;     // syncs before it are not judged
   uint64_t first_record = 0;  // operations before it (by record index) are left out
   uint64_t left_out_operations = 0;
+  bool cut = false;  // operations of the trace after the window are left out
   std::vector<StartFence> fences;
 };
 
