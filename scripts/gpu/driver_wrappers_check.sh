@@ -5,7 +5,7 @@
 # 1. scripts/gpu/real_workloads.sh at the pointer tier with the wrappers recording from the first
 #    call (STREAMHAZ_DRIVER_WRAPPERS=on STREAMHAZ_GPU_TIMES=off): every verdict as expected and
 #    every output as untraced.
-# 2. GPT FSDP2 and DDP (RUNS runs each way, default 2, 30 steps, --self-profile on), the wrappers
+# 2. GPT FSDP2, DDP and DDP with torch.compile (RUNS runs each way, default 2, 30 steps, --self-profile on), the wrappers
 #    taking over after the timed steps against CUPTI's callbacks throughout: every run exits 0
 #    with the untraced loss (2 decimals), the same number of operations each way, `check` clean each way, and
 #    the wrappers recorded hot calls (driver_calls_wrapped).
@@ -33,8 +33,12 @@ awk -F' [|] ' '/ expect / { want = ($3 ~ /clean/) ? "check exit 0" : "check exit
 operations() { "$shz" inspect "$1" 2>&1 | sed -n 's/.*operations: \([0-9]*\).*/\1/p' | sort -n | tail -1; }
 # The loss to 2 decimals (bf16 attention's backward is not deterministic run to run).
 loss() { grep -o 'loss=[0-9.]*' | head -1 | awk -F= '{ printf "%.2f", $2 }'; }
-for parallel in fsdp2 ddp; do
-  job=(torchrun --standalone --nproc_per_node 1 "$here/tests/gpu/torch_gpt_train.py" --parallel "$parallel"
+# label | the training script's options (ddp-compile: Inductor's Triton kernels, launched by Triton's
+# own launcher, which looks the driver's functions up itself)
+for entry in "fsdp2|--parallel fsdp2" "ddp|--parallel ddp" "ddp-compile|--parallel ddp --compile --layers 2"; do
+  parallel=${entry%%|*}
+  read -r -a options <<< "${entry#*|}"
+  job=(torchrun --standalone --nproc_per_node 1 "$here/tests/gpu/torch_gpt_train.py" "${options[@]}"
        --optim foreach --steps 30 --warmup 2)
   untraced=$("${job[@]}" 2>&1 | loss)
   declare -A ops=()

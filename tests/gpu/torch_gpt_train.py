@@ -73,6 +73,8 @@ def main():
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--vocab", type=int, default=50257)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (DDP only): Inductor's Triton kernels, launched by Triton's own launcher")
     p.add_argument("--tracer-ab", action="store_true",
                    help="under streamhaz run: after the warm-up, pause the tracer on every other step "
                         "and print the traced and paused steps' medians (bench/real_step_cost.sh)")
@@ -87,6 +89,10 @@ def main():
     model = GPT(a.vocab, a.d, a.d // 64, a.layers, a.seq).cuda()
     if a.parallel == "ddp":
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+        if a.compile:
+            model = torch.compile(model)
+    elif a.compile:
+        p.error("--compile goes with --parallel ddp")
     else:
         from torch.distributed.fsdp import fully_shard
         for blk in model.blocks:
@@ -120,7 +126,8 @@ def main():
     if rank == 0:
         med = statistics.median(times) if times else float("nan")
         host_med = statistics.median(host_times) if host_times else float("nan")
-        print(f"torch_gpt_train: parallel={a.parallel} optim={a.optim} ranks={dist.get_world_size()} "
+        print(f"torch_gpt_train: parallel={a.parallel}{'+compile' if a.compile else ''} optim={a.optim} "
+              f"ranks={dist.get_world_size()} "
               f"steps={a.steps} step_ms={med:.3f} host_ms={host_med:.3f} loss={loss.item():.4f}")
         print("torch_gpt_train: step_ms_each=" + ",".join(f"{t:.2f}" for t in times))
         if pause is not None:
