@@ -187,7 +187,6 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
                                              const std::vector<TraceShape>* shapes) {
   std::vector<RankRecords> run(files.size());
   windows.assign(files.size(), JudgedWindow{});
-  std::vector<char> cut_here(files.size(), 0);  // each trace's own: read on several threads
   for_each_index(files.size(), budget.jobs, [&](size_t i) {
     const std::string& file = files[i];
     TraceShape read;
@@ -195,12 +194,12 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
       read = shape_of(file, budget.step_range, TimingKeep{budget.warmup_steps, budget.records}, budget.reread_pattern_steps);
     const TraceShape& shape = shapes ? (*shapes)[i] : read;
     JudgedWindow w = choose(shape, budget);
-    bool c = false;
-    run[i] = w.from_steps ? load_window(file, shape, w, budget.read_late_timings, c) : load_prefix(file, budget, c);
-    cut_here[i] = w.cut = c;
+    // Each trace's own `cut` (read on several threads).
+    run[i] = w.from_steps ? load_window(file, shape, w, budget.read_late_timings, w.cut)
+                          : load_prefix(file, budget, w.cut);
     windows[i] = std::move(w);
   });
-  cut = cut || std::find(cut_here.begin(), cut_here.end(), 1) != cut_here.end();
+  cut = cut || std::any_of(windows.begin(), windows.end(), [](const JudgedWindow& w) { return w.cut; });
   // The numbering load_run and analyze() use.
   std::vector<RankRecords> numbered = load_run(files, 0);
   for (size_t i = 0; i < run.size(); ++i) run[i].rank = numbered[i].rank;
