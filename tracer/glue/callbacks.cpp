@@ -108,8 +108,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) gather_header_facts();
     return;
   }
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside_recording_wrapper()) return;
-  record_call(call_counts, cbid, *static_cast<const CUpti_CallbackData*>(data));
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
+  if (recorded_by_wrapper(cbid, cb.callbackSite)) return;
+  record_call(call_counts, cbid, cb);
 }
 
 CUpti_SubscriberHandle subscriber = nullptr;  // while the tracer holds CUPTI

@@ -14,6 +14,7 @@
 #include "callbacks.h"
 #include "driver_decode.h"
 #include "tracer_state.h"
+#include "wrapper_audit.h"
 
 // The hand-over, and why no call is lost or recorded twice:
 // - A wrapper that finds `taking` set records its call itself, and marks its thread while it
@@ -24,6 +25,10 @@
 //   `forwarding`: either the wrapper sees `taking` set, or the hand-over sees it counted and
 //   waits for it before it switches CUPTI's callbacks off.
 // - Handing back switches CUPTI's callbacks on before it clears `taking`.
+// - An audit switches CUPTI's callbacks on with `taking` left set: a call inside a wrapper (the
+//   thread marked, forwarding or recording) is the wrapper's; one outside any went around the
+//   wrappers, and CUPTI's callback records it. Ending an audit after such a call is a hand-back
+//   for good (`retired`).
 
 namespace streamhaz::tracer::glue {
 namespace {
@@ -81,6 +86,12 @@ constexpr CUpti_CallbackId kHotCbids[kHotCount] = {
 #undef STREAMHAZ_CBID
 };
 
+bool is_hot(CUpti_CallbackId cbid) {
+  for (CUpti_CallbackId hot : kHotCbids)
+    if (hot == cbid) return true;
+  return false;
+}
+
 // --- the driver's own functions -------------------------------------------------------------
 
 using DlsymFn = void* (*)(void*, const char*);
@@ -121,9 +132,29 @@ template <class Fn> Fn driver_function(HotIndex i) {
 // --- the hand-over state ----------------------------------------------------------------------
 
 std::atomic<bool> taking{false};          // the wrappers record the hot calls
+std::atomic<bool> retired{false};         // a call went around them: CUPTI records for good
 std::atomic<int64_t> forwarding{0};       // calls on their way to CUPTI's callbacks
 thread_local bool recording_here = false;  // this thread is in a wrapper that records its call
+thread_local bool in_wrapper = false;      // this thread is in a wrapper, recording or not
 std::mutex handover_mu;
+
+// What CUPTI's callbacks saw of the hot calls while the wrappers recorded them (audits, and the
+// moment of a hand-over): calls in a wrapper, and calls that reached the driver some other way.
+std::atomic<uint64_t> seen_in_wrappers{0}, seen_around{0};
+std::atomic<CUpti_CallbackId> first_around{0};
+std::atomic<uint64_t> audits{0};
+
+// Marks the thread as inside a wrapper for one call into the driver.
+class InWrapper {
+ public:
+  InWrapper() : was_(in_wrapper) { in_wrapper = true; }
+  ~InWrapper() { in_wrapper = was_; }
+  InWrapper(const InWrapper&) = delete;
+  InWrapper& operator=(const InWrapper&) = delete;
+
+ private:
+  bool was_;
+};
 
 // Decided before a wrapper is first handed out or called, and never again: the modes in which the
 // wrappers may take over. Until they may, they forward uncounted.
@@ -158,12 +189,14 @@ CUresult hot_call(HotIndex i, Call&& call, MakeParams&& params) {
     if (!armed()) return call();
     forwarding.fetch_add(1);
     if (!taking.load()) {
+      InWrapper here;  // an audit that begins meanwhile must not count it as gone around
       const CUresult r = call();
       forwarding.fetch_sub(1, std::memory_order_release);
       return r;
     }
     forwarding.fetch_sub(1, std::memory_order_release);
   }
+  InWrapper here;
   if (recording_here || !active_recorder()) return call();
   auto p = params();
   CUpti_CallbackData cb{};
@@ -416,8 +449,9 @@ bool driver_wrappers_reachable() {
 
 bool hand_hot_calls_to_wrappers() {
   std::lock_guard lock(handover_mu);
-  if (!armed() || !driver_wrappers_reachable() || !holds_cupti()) return false;
+  if (!armed() || retired.load() || !driver_wrappers_reachable() || !holds_cupti()) return false;
   if (taking.load()) return true;
+  if (!start_wrapper_audits()) return false;
   taking.store(true);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (forwarding.load() != 0) {
@@ -438,13 +472,48 @@ void hand_hot_calls_to_cupti() {
   taking.store(false);
 }
 
-bool wrappers_record(CUpti_CallbackId cbid) {
-  if (!taking.load()) return false;
-  for (CUpti_CallbackId hot : kHotCbids)
-    if (hot == cbid) return true;
-  return false;
+bool wrappers_record(CUpti_CallbackId cbid) { return taking.load() && is_hot(cbid); }
+
+bool recorded_by_wrapper(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
+  if (site == CUPTI_API_ENTER && taking.load(std::memory_order_relaxed) && is_hot(cbid)) {
+    seen_in_wrappers.fetch_add(in_wrapper ? 1 : 0, std::memory_order_relaxed);
+    if (!in_wrapper && seen_around.fetch_add(1, std::memory_order_relaxed) == 0)
+      first_around.store(cbid, std::memory_order_relaxed);
+  }
+  return recording_here;
 }
 
-bool inside_recording_wrapper() { return recording_here; }
+bool begin_hot_call_audit() {
+  std::lock_guard lock(handover_mu);
+  if (!taking.load()) return false;
+  for (CUpti_CallbackId cbid : kHotCbids) enable_driver_callback(cbid, true);
+  audits.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t end_hot_call_audit() {
+  std::lock_guard lock(handover_mu);
+  const uint64_t around = seen_around.load();
+  if (around) {
+    // CUPTI records the hot calls for the rest of the run (its callbacks on before the wrappers
+    // stop recording, as in a hand-back), and the wrappers never take over again.
+    retired.store(true);
+    if (taking.load()) {
+      for (CUpti_CallbackId cbid : kHotCbids) enable_driver_callback(cbid, true);
+      taking.store(false);
+    }
+    return around;
+  }
+  if (taking.load()) {  // else handed back meanwhile: CUPTI's callbacks stay on
+    for (CUpti_CallbackId cbid : kHotCbids) enable_driver_callback(cbid, false);
+  }
+  return 0;
+}
+
+WrapperAuditCounts wrapper_audit_counts() {
+  const CUpti_CallbackId first = first_around.load();
+  const DriverCall* call = seen_around.load() ? find_driver_call(first) : nullptr;
+  return WrapperAuditCounts{audits.load(), seen_in_wrappers.load(), seen_around.load(), call ? call->name : ""};
+}
 
 }  // namespace streamhaz::tracer::glue

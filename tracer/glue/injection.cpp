@@ -16,6 +16,7 @@
 #include "exact_backend.h"
 #include "native_frames.h"
 #include "tracer_state.h"
+#include "wrapper_audit.h"
 
 namespace streamhaz::tracer::glue {
 
@@ -63,6 +64,7 @@ void on_exit() {
   TracerState& s = state();
   if (!s.recording.load() && !s.paused.load()) return;
   s.paused.store(false);
+  stop_wrapper_audits();  // while recording: it may still say which calls went around the wrappers
   if (s.footprints != Footprints::Exact) {  // exact mode never subscribed CUPTI
     stop_activity_sampler();
     flush_activity();  // the timings still in CUPTI's buffers
