@@ -161,6 +161,12 @@ void print_text(const TraceStats& s, std::ostream& out) {
   out << fmt::format("  operations: {} ({} with GPU timestamps; GPU times {}), kernels without footprint: {} "
                      "(ordering only)\n",
                      s.operations, s.timed_operations, gpu_times, s.kernels_without_footprint);
+  // Written where the tracer's driver wrappers recorded the hot calls (docs/tracer.md).
+  if (auto w = h.find("driver_wrappers"); w != h.end() && w->is_object())
+    out << fmt::format("  driver wrappers: {} audit(s) by CUPTI's callbacks, {} call(s) seen in the wrappers, {} around "
+                       "them\n",
+                       header_value(*w, "audits"), header_value(*w, "calls_seen_in_wrappers"),
+                       header_value(*w, "calls_seen_around"));
   out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
   if (s.strings_cut) out << "  warning: " << trace::printable(s.strings_cut_note) << "\n";
   out << fmt::format("  stacks: {} call sites, {} frames ({} native, in {} modules), {} calls with a stack\n",

@@ -268,14 +268,22 @@ void TraceReader::take_meta_or_end(const Record& out, size_t start) {
     saw_end_ = true;
     // A tracer that stepped aside for another CUPTI client (docs/tracer.md) closed its trace
     // cleanly, but the run went on unobserved: as unchecked as a cut-off trace.
+    // With `to_seq`, the tracer observed the run again from there on (its driver wrappers were
+    // found bypassed): calls in between may be missing.
     if (const auto u = header_.find("unobserved"); u != header_.end() && u->is_object()) {
       truncated_ = unobserved_ = true;
-      const auto from = u->find("from_seq");
+      auto seq = [&](const char* key) {
+        const auto v = u->find(key);
+        return v != u->end() && v->is_number_unsigned() ? std::to_string(v->get<uint64_t>()) : std::string("?");
+      };
       const auto why = u->find("reason");
-      truncation_ = path_ + ": the tracer stopped observing the run at call #" +
-                    (from != u->end() && from->is_number_unsigned() ? std::to_string(from->get<uint64_t>()) : "?") +
-                    " (" + (why != u->end() && why->is_string() ? why->get<std::string>() : "no reason given") +
-                    "); the rest of the run is not in the trace";
+      const std::string reason = why != u->end() && why->is_string() ? why->get<std::string>() : "no reason given";
+      if (u->contains("to_seq"))
+        truncation_ = path_ + ": calls between #" + seq("from_seq") + " and #" + seq("to_seq") +
+                      " may be missing from the trace (" + reason + "); that part of the run was not checked completely";
+      else
+        truncation_ = path_ + ": the tracer stopped observing the run at call #" + seq("from_seq") + " (" + reason +
+                      "); the rest of the run is not in the trace";
     }
   }
 }

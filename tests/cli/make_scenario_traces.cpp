@@ -11,6 +11,8 @@
 //   truncated-clean/  the same cut of clean: no finding, but part of the run went unchecked
 //   stepped-aside/  clean, but rank 1's tracer stepped aside for another CUPTI client (a
 //               profiler): its trace ends cleanly and says from which call it saw nothing
+//   wrappers-bypassed/  clean, but rank 0's driver wrappers were found bypassed by an audit: its
+//               trace says which calls may be missing (an unobserved span, recorded again after)
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
 //               its header says GPU times were sampled, and holds the tracer's self-profile
 //   hostile/    1 rank whose host, command, device and stream names hold ESC sequences, a C1
@@ -174,6 +176,15 @@ int main(int argc, char** argv) {
     run.rank(1).add(Meta{R"({"unobserved":{"from_seq":40,"reason":"libtorch_cpu.so subscribed to CUPTI, which )"
                          R"(takes one subscriber (a profiler such as torch.profiler); the tracer gave it up"}})"});
     run.write_dir((root / "stepped-aside").string());
+  }
+
+  {
+    TraceBuilder run(2);
+    for (int rank = 0; rank < run.world_size(); ++rank) zero2_step(run.rank(rank), true);
+    run.rank(0).add(Meta{R"({"unobserved":{"from_seq":12,"to_seq":30,"reason":"3 driver call(s) )"
+                         R"((cuLaunchKernel first) reached the driver around the tracer's wrappers"}})"});
+    run.rank(0).add(Meta{R"({"driver_wrappers":{"audits":3,"calls_seen_in_wrappers":150,"calls_seen_around":2}})"});
+    run.write_dir((root / "wrappers-bypassed").string());
   }
 
   {

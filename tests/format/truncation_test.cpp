@@ -134,3 +134,22 @@ TEST_CASE("a trace whose tracer stepped aside ends cleanly but reads as truncate
                                       Catch::Contains("libtorch_cpu.so subscribed to CUPTI"));
   CHECK(reader.records_lost() == 0);
 }
+
+TEST_CASE("a trace whose tracer missed calls for a while reads as truncated, naming the span", "[format][truncation]") {
+  std::string path = temp_path("wrappers_bypassed.shz");
+  {
+    TraceFileWriter w(path, test_header());
+    for (const Record& r : many_records(50)) w.add(r);
+    w.add(Meta{R"({"unobserved":{"from_seq":7,"to_seq":4242,"reason":"calls around the wrappers"}})"});
+    w.close();
+  }
+  TraceReader reader(path);
+  Record r;
+  while (reader.next(r)) {
+  }
+  CHECK(reader.truncated());
+  CHECK(reader.unobserved());
+  CHECK_THAT(reader.truncation(), Catch::Contains("calls between #7 and #4242 may be missing") &&
+                                      Catch::Contains("calls around the wrappers") &&
+                                      !Catch::Contains("the rest of the run"));
+}
