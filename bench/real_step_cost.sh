@@ -3,13 +3,14 @@
 #   bash bench/real_step_cost.sh BUILD_DIR [OUT_DIR]
 # Each job runs untraced and traced in alternating pairs (PAIRS, default 5) for every setting
 # (SETTINGS, default: the defaults, then each cost source switched off in turn, then the tracer
-# loaded but disabled, then the driver wrappers); each run prints the median step time of its steps after the warm-up.
+# loaded but disabled, then CUPTI's callbacks instead of the driver wrappers); each run prints the median step time of its steps after the warm-up.
 # Prints, per job and setting, the median of the pairs' traced/untraced ratios, their range,
 # and the median step times. JOBS picks jobs: gpt-ddp, gpt-fsdp2 (torch_gpt_train.py), ipg-bucket
 # (torch_ipg_bucket.py, per-buffer events). PROFILE=1 first runs each job once traced with
 # --self-profile on and prints where the tracer's host time went (streamhaz inspect). Each job
 # first runs WARMUP_RUNS (default 1) untraced and traced pairs that are not counted.
-# AB_RUNS (default 2) runs per job and setting measure in one process instead (--tracer-ab):
+# AB_RUNS (default 2) runs per job and setting measure in one process instead (--tracer-ab; the
+# settings take turns run by run):
 # AB_STEPS steps (default 60), every other one after the warm-up with the tracer paused; the
 # machine's drift between separate runs (20-30 % between neighbouring runs) cancels out there.
 # AB_RUNS=0 skips them; PAIRS=0 skips the separate runs. TRACER_AB_LEVELS=0,2 (or 2,1) in the
@@ -42,8 +43,8 @@ settings=(
   "gpu-times-off|--gpu-times off"
   "api-tier|--footprints api"
   "nothing|--footprints api --stacks off --gpu-times off"
-  "wrappers|--driver-wrappers on"
-  "gpu-times-off-wrappers|--gpu-times off --driver-wrappers on"
+  "no-wrappers|--driver-wrappers off"
+  "gpu-times-off-no-wrappers|--gpu-times off --driver-wrappers off"
   "disabled|DISABLE"
   "allocator-history|--allocator-history on"
 )
@@ -65,16 +66,22 @@ for job in gpt-ddp gpt-fsdp2 ipg-bucket; do
     ${job_cmd[$job]} > /dev/null 2>&1
     "$shz" run --force --out "$out/trace" -- ${job_cmd[$job]} > /dev/null 2>&1
   done
+  # In one process: the settings take turns run by run, so that the machine's drift over minutes
+  # falls on each alike.
+  for ((r = 1; r <= ${AB_RUNS:-2}; ++r)); do
+    for entry in "${settings[@]}"; do
+      name=${entry%%|*}; args=${entry#*|}
+      selected "$name" "${SETTINGS:-}" && [[ $args != DISABLE ]] || continue
+      ab=$out/$job-$name-ab.txt
+      ((r > 1)) || : > "$ab"
+      "$shz" run --force $args --out "$out/trace" -- ${job_ab_cmd[$job]} 2>&1 | grep "tracer_ab" | tail -1 >> "$ab"
+    done
+  done
   for entry in "${settings[@]}"; do
     name=${entry%%|*}; args=${entry#*|}
     selected "$name" "${SETTINGS:-}" || continue
-    if [[ $args != DISABLE ]]; then
-      ab=$out/$job-$name-ab.txt
-      : > "$ab"
-      for ((r = 1; r <= ${AB_RUNS:-2}; ++r)); do
-        "$shz" run --force $args --out "$out/trace" -- ${job_ab_cmd[$job]} 2>&1 | grep "tracer_ab" | tail -1 >> "$ab"
-      done
-      python3 - "$job" "$name" "$ab" <<'PY'
+    if [[ $args != DISABLE && ${AB_RUNS:-2} -gt 0 ]]; then
+      python3 - "$job" "$name" "$out/$job-$name-ab.txt" <<'PY'
 import re, statistics, sys
 job, name, path = sys.argv[1:]
 runs = [dict(re.findall(r"(\w+)=([0-9.]+)", line)) for line in open(path)]

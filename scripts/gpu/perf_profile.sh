@@ -12,8 +12,8 @@
 # activity) and libz (compression, on the flush thread, off the program's threads); then the
 # tracer's hottest symbols, and the threads their samples fell on. `self-profile` is the default
 # with the tracer's own counters on (--self-profile), whose sums by phase it prints (inspect);
-# `gpu-times:SPEC` the default with --gpu-times SPEC; `wrappers` and `gpu-times-off-wrappers` the
-# default and `--gpu-times off` with --driver-wrappers on.
+# `gpu-times:SPEC` the default with --gpu-times SPEC; `no-wrappers` and `gpu-times-off-no-wrappers` the
+# default and `--gpu-times off` with --driver-wrappers off (CUPTI's callbacks throughout).
 # A configuration `floor:MIX` runs CUPTI alone instead of the tracer
 # (bench/cupti_floor_injection.cpp, MIX as its STREAMHAZ_FLOOR, commas and all), to tell CUPTI's
 # part from the tracer's: e.g. CONFIGS="default floor:launch floor:launch,kernel,copies,briefly".
@@ -109,8 +109,8 @@ for config in ${CONFIGS:-default stacks-off gpu-times-off}; do
     default) args=() ;;
     stacks-off) args=(--stacks off) ;;
     gpu-times-off) args=(--gpu-times off) ;;
-    wrappers) args=(--driver-wrappers on) ;;
-    gpu-times-off-wrappers) args=(--gpu-times off --driver-wrappers on) ;;
+    no-wrappers) args=(--driver-wrappers off) ;;
+    gpu-times-off-no-wrappers) args=(--gpu-times off --driver-wrappers off) ;;
     api-tier) args=(--footprints api) ;;
     self-profile) args=(--self-profile on) ;;
     gpu-times:*) args=(--gpu-times "${config#gpu-times:}") ;;

@@ -53,9 +53,9 @@ struct TracerSettings {
   bool self_profile = false;  // time the tracer's own phases (self_profile.h)
   bool allocator_history = false;  // PyTorch's allocator history (allocator_history.h)
   // The hot driver calls recorded by wrappers handed out at lookup while no GPU times are
-  // collected, instead of by CUPTI's callbacks (tracer/glue/driver_wrappers.h). Off until its
-  // saving is measured above the noise of real steps.
-  bool driver_wrappers = false;
+  // collected, instead of by CUPTI's callbacks (tracer/glue/driver_wrappers.h), audited by
+  // CUPTI's callbacks in short windows (tracer/glue/wrapper_audit.h).
+  bool driver_wrappers = true;
 };
 
 struct SettingSpec {
