@@ -1,18 +1,15 @@
 #include "activity.h"
 
 #include <cupti.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <cstdlib>
 #include <mutex>
-#include <thread>
 
 #include "driver_wrappers.h"
 #include "tracer_state.h"
+#include "tracer_thread.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
@@ -163,51 +160,33 @@ class WindowThread {
  public:
   // Throws std::system_error when no thread can be made.
   void start(const TimingPolicy& policy) {
-    // Signals go to the program's threads, never to this one: a handler that exits here
-    // would run the exit hook, which joins this thread.
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    try {
-      thread_ = std::thread([this, policy] {
-        pthread_setname_np(pthread_self(), "shz-gpu-times");  // tells it apart in profilers
-        if (policy.mode == GpuTimes::Steps) {
-          wait_for_first_step(policy);
-          hand_over_while_closed();
-          deliver_closed_steps();
-        } else {
-          sample(policy);
-        }
-      });
-    } catch (...) {
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    thread_.start("shz-gpu-times", [this, policy] {
+      if (policy.mode == GpuTimes::Steps) {
+        wait_for_first_step(policy);
+        hand_over_while_closed();
+        deliver_closed_steps();
+      } else {
+        sample(policy);
+      }
+    });
   }
   // Steps: collection closed after a timed step; its times wait in a partly filled buffer.
   void deliver_soon() {
     {
-      std::lock_guard lock(mu_);
+      std::lock_guard lock(thread_.mu());
       deliver_ = true;
     }
-    wake_.notify_all();
+    thread_.wake().notify_all();
   }
 
-  void stop() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-  }
+  void stop() { thread_.stop(); }
 
  private:
   // Ends early at a stop, or at a timed step's close (a step has begun, so nothing to close).
   void wait_for_first_step(const TimingPolicy& policy) {
-    std::unique_lock lock(mu_);
-    if (wake_.wait_for(lock, policy.first_step_wait, [this] { return stop_ || deliver_; })) return;
+    std::unique_lock lock(thread_.mu());
+    const auto stop_or_close = [this] { return thread_.stop_requested() || deliver_; };
+    if (thread_.wake().wait_for(lock, policy.first_step_wait, stop_or_close)) return;
     lock.unlock();  // step_times' lock comes next; stop() takes this one
     if (step_times) close_before_first_step(*step_times);
   }
@@ -220,15 +199,15 @@ class WindowThread {
   void deliver_closed_steps() {
     constexpr std::chrono::milliseconds kAfter[] = {std::chrono::milliseconds(500), std::chrono::seconds(2),
                                                     std::chrono::seconds(10)};
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      wake_.wait(lock, [this] { return stop_ || deliver_; });
+    std::unique_lock lock(thread_.mu());
+    while (!thread_.stop_requested()) {
+      thread_.wake().wait(lock, [this] { return thread_.stop_requested() || deliver_; });
       deliver_ = false;
       lock.unlock();  // the steps' lock comes next; a close takes this one after it
       hand_over_while_closed();
       lock.lock();
       for (auto after : kAfter) {
-        if (wake_.wait_for(lock, after, [this] { return stop_; })) return;
+        if (thread_.wake().wait_for(lock, after, [this] { return thread_.stop_requested(); })) return;
         lock.unlock();  // the flush calls back into the recorder; a close may come meanwhile
         {
           PhaseTimer timer(Phase::ActivitySwitch);
@@ -245,8 +224,8 @@ class WindowThread {
     bool open = true;  // opened by start_activity
     // (when, last operation issued) at each window close: what may still wait for activity.
     Closes closes;
-    std::unique_lock lock(mu_);
-    while (!stop_) {
+    std::unique_lock lock(thread_.mu());
+    while (!thread_.stop_requested()) {
       const auto now = std::chrono::steady_clock::now();
       auto since = std::chrono::duration_cast<std::chrono::milliseconds>(now - begin);
       bool want = timing_window_open(policy, since);
@@ -269,15 +248,12 @@ class WindowThread {
         if (!want && rec) closes.emplace_back(now, rec->last_seq());
         open = want;
       }
-      wake_.wait_for(lock, until_next_timing_change(policy, since));
+      thread_.wake().wait_for(lock, until_next_timing_change(policy, since));
     }
   }
 
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  bool deliver_ = false;
+  TracerThread thread_;
+  bool deliver_ = false;  // with thread_.mu() held
 };
 
 WindowThread* window_thread = nullptr;

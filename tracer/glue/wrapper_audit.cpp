@@ -1,18 +1,14 @@
 #include "wrapper_audit.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "driver_wrappers.h"
 #include "tracer_state.h"
+#include "tracer_thread.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
@@ -41,36 +37,15 @@ class AuditThread {
  public:
   // Throws std::system_error when no thread can be made.
   void start() {
-    // Signals go to the program's threads, never to this one (as the GPU-times thread's).
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    try {
-      thread_ = std::thread([this] {
-        pthread_setname_np(pthread_self(), "shz-wrap-audit");
-        run();
-      });
-    } catch (...) {
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    thread_.start("shz-wrap-audit", [this] { run(); });
   }
-
-  void stop() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-  }
+  void stop() { thread_.stop(); }
 
  private:
   // True when stopped.
   bool wait(std::chrono::milliseconds d) {
-    std::unique_lock lock(mu_);
-    return wake_.wait_for(lock, d, [this] { return stop_; });
+    std::unique_lock lock(thread_.mu());
+    return thread_.wake().wait_for(lock, d, [this] { return thread_.stop_requested(); });
   }
 
   void run() {
@@ -92,10 +67,7 @@ class AuditThread {
     if (const uint64_t around = end_hot_call_audit()) report_calls_around(clean_through, around);
   }
 
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  TracerThread thread_;
 };
 
 std::mutex audit_mu;
