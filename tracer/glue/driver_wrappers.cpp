@@ -476,8 +476,9 @@ bool wrappers_record(CUpti_CallbackId cbid) { return taking.load() && is_hot(cbi
 
 bool recorded_by_wrapper(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
   if (site == CUPTI_API_ENTER && taking.load(std::memory_order_relaxed) && is_hot(cbid)) {
-    seen_in_wrappers.fetch_add(in_wrapper ? 1 : 0, std::memory_order_relaxed);
-    if (!in_wrapper && seen_around.fetch_add(1, std::memory_order_relaxed) == 0)
+    if (in_wrapper)
+      seen_in_wrappers.fetch_add(1, std::memory_order_relaxed);
+    else if (seen_around.fetch_add(1, std::memory_order_relaxed) == 0)
       first_around.store(cbid, std::memory_order_relaxed);
   }
   return recording_here;
