@@ -74,7 +74,8 @@ Loaded load_windows(const TraceBuilder& run, WindowBudget budget) {
   const auto dir = fresh_dir();
   run.write_dir(dir.string());
   Loaded l;
-  l.run = analysis::load_judged_windows(expand_trace_paths({dir.string()}), budget, l.windows, l.cut);
+  l.run = analysis::load_judged_windows(expand_trace_paths({dir.string()}), budget, l.windows);
+  l.cut = analysis::any_window_cut(l.windows);
   std::filesystem::remove_all(dir);
   return l;
 }

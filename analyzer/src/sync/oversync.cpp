@@ -122,7 +122,6 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
 SyncReport analyze_sync(const std::vector<std::string>& trace_files, const AnalysisOptions& options, const SyncOptions& opt,
                         std::vector<Finding>* races, const std::vector<TraceShape>* shapes) {
   SyncReport rep;
-  bool cut = false;
   WindowBudget budget;
   budget.records = opt.window_records;
   budget.syncs = opt.window_syncs;
@@ -130,7 +129,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   budget.step_range = opt.replay.step_range;
   budget.jobs = options.jobs;
   std::vector<JudgedWindow> judged;
-  std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, cut, shapes);
+  std::vector<RankRecords> run = load_judged_windows(trace_files, budget, judged, shapes);
   rep.scope = describe_windows(judged, budget);
   // Only a trace judged from its start says so when its budget cut it (a launcher's trace without
   // operations has no steps, and is not cut).
@@ -151,7 +150,7 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   }
   const bool by_witness = opt.algorithm == SyncAlgorithm::Witness;
   RunVariants variants =
-      make_variants(run, cut, &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find, options.jobs);
+      make_variants(run, any_window_cut(judged), &judged, by_witness ? IdleQueries::ByWitnessCheck : IdleQueries::Find, options.jobs);
   // The synchronisations of the judged steps: those before them are kept for their edges only.
   std::vector<uint64_t> judged_from;
   for (const JudgedWindow& w : judged) judged_from.push_back(w.first_seq);

@@ -183,7 +183,7 @@ RankRecords load_window(const std::string& file, const TraceShape& shape, Judged
 }  // namespace
 
 std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& files, const WindowBudget& budget,
-                                             std::vector<JudgedWindow>& windows, bool& cut,
+                                             std::vector<JudgedWindow>& windows,
                                              const std::vector<TraceShape>* shapes) {
   std::vector<RankRecords> run(files.size());
   windows.assign(files.size(), JudgedWindow{});
@@ -199,11 +199,14 @@ std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& fil
                           : load_prefix(file, budget, w.cut);
     windows[i] = std::move(w);
   });
-  cut = cut || std::any_of(windows.begin(), windows.end(), [](const JudgedWindow& w) { return w.cut; });
   // The numbering load_run and analyze() use.
   std::vector<RankRecords> numbered = load_run(files, 0);
   for (size_t i = 0; i < run.size(); ++i) run[i].rank = numbered[i].rank;
   return run;
+}
+
+bool any_window_cut(const std::vector<JudgedWindow>& windows) {
+  return std::any_of(windows.begin(), windows.end(), [](const JudgedWindow& w) { return w.cut; });
 }
 
 std::string describe_windows(const std::vector<JudgedWindow>& windows, const WindowBudget& budget) {

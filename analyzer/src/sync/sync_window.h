@@ -54,13 +54,15 @@ struct WindowBudget {
   unsigned jobs = 1;
 };
 
-// Loads each trace's judged window. `cut`: some trace goes on past its window (its end needs
-// end fences, pair_check.h). `windows`: one per trace, in the files' order. `shapes`: the traces'
-// shapes from a read already made (shape_reader.h), one per file; without them each trace is
-// read once more for its shape.
+// Loads each trace's judged window. `windows`: one per trace, in the files' order. `shapes`: the
+// traces' shapes from a read already made (shape_reader.h), one per file; without them each trace
+// is read once more for its shape.
 std::vector<RankRecords> load_judged_windows(const std::vector<std::string>& files, const WindowBudget& budget,
-                                             std::vector<JudgedWindow>& windows, bool& cut,
+                                             std::vector<JudgedWindow>& windows,
                                              const std::vector<TraceShape>* shapes = nullptr);
+
+// Whether some trace goes on past its window (its end needs end fences, pair_check.h).
+bool any_window_cut(const std::vector<JudgedWindow>& windows);
 
 // "steps 2 to 4 of 10 (NVTX range 'step', step 1 taken as warm-up)", over the ranks' windows.
 std::string describe_windows(const std::vector<JudgedWindow>& windows, const WindowBudget& budget);
