@@ -45,9 +45,9 @@ fi
 operations() { "$shz" inspect "$1" 2>&1 | sed -n 's/.*operations: \([0-9]*\).*/\1/p' | sort -n | tail -1; }
 # The loss to 2 decimals (bf16 attention's backward is not deterministic run to run).
 loss() { grep -o 'loss=[0-9.]*' | head -1 | awk -F= '{ printf "%.2f", $2 }'; }
-jobs=("fsdp2|--parallel fsdp2" "ddp|--parallel ddp" "ddp-compile|--parallel ddp --compile --layers 2")
 # label | the training script's options (ddp-compile: Inductor's Triton kernels, launched by Triton's
 # own launcher, which looks the driver's functions up itself)
+jobs=("fsdp2|--parallel fsdp2" "ddp|--parallel ddp" "ddp-compile|--parallel ddp --compile --layers 2")
 part gpt || jobs=()
 for entry in "${jobs[@]}"; do
   parallel=${entry%%|*}
