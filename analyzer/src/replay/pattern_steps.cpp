@@ -5,11 +5,6 @@
 namespace streamhaz::analysis {
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
 // The tokens looked at are the trace's last ones (a training loop repeats to its end, but for
 // a teardown), and the periods tried are the distances from a few of them to their next repeats:
 // the work is a few scans of that window whatever the trace's length.
@@ -36,24 +31,15 @@ std::vector<size_t> candidate_periods(const std::vector<PatternToken>& tokens, s
 }  // namespace
 
 bool pattern_token(const trace::Record& r, uint64_t record, PatternToken& out) {
-  uint64_t key = mix(0, r.index());
-  if (const auto* n = std::get_if<trace::Nccl>(&r)) {
-    key = mix(mix(mix(mix(key, static_cast<uint64_t>(n->kind)), n->count), n->comm), static_cast<uint64_t>(n->peer));
-    out = {record, key, false};
-    return true;
-  }
-  if (const auto* ss = std::get_if<trace::StreamSync>(&r)) {
-    out = {record, mix(key, ss->stream), true};
-    return true;
-  }
-  if (std::holds_alternative<trace::DeviceSync>(r) || std::holds_alternative<trace::EventSync>(r)) {
-    out = {record, key, true};  // not by event: each step records new ones
-    return true;
-  }
-  return false;
+  trace::StepToken token;
+  if (!trace::step_token(r, token)) return false;
+  out = {record, token.key, token.host_sync};
+  return true;
 }
 
-void add_call_site(PatternToken& token, trace::CallsiteId callsite) { token.key = mix(token.key, callsite); }
+void add_call_site(PatternToken& token, trace::CallsiteId callsite) {
+  token.key = trace::with_call_site(token.key, callsite);
+}
 
 void PatternReader::feed(const trace::Record& r, uint64_t index) {
   if (const auto* ref = std::get_if<trace::StackRef>(&r)) {

@@ -1,8 +1,7 @@
 // Training steps of a trace without a step range (no NVTX `step`, no ProfilerStep#N): the
-// repeating pattern of its collectives and host synchronisations. A training loop issues the
-// same all-reduces (kind, size, communicator) and the same host waits (loss.item(), timing
-// synchronisations) in the same order every step, after an initialisation that does not repeat
-// (process-group set-up, parameter broadcast): the trace's tail is periodic in them.
+// repeating pattern of its collectives and host synchronisations (their tokens:
+// streamhaz/trace/step_pattern.h). After an initialisation that does not repeat (process-group
+// set-up, parameter broadcast), the trace's tail is periodic in them.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/trace/step_pattern.h"
 
 namespace streamhaz::analysis {
 
