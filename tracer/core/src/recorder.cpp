@@ -51,12 +51,12 @@ uint64_t stacked_seq(const Record& r, StackNeed& need) {
 
 }  // namespace
 
-void Recorder::emit_with_stack(const Record& r) {
+CallsiteId Recorder::emit_with_stack(const Record& r) {
   StackNeed need;
   const uint64_t seq = stacked_seq(r, need);
   if (seq == 0) {
     sink_.add(r);
-    return;
+    return 0;
   }
   // Definitions first (they may come before the record), the reference after it.
   const size_t n = stack_source_->capture(need, stack_scratch_, kMaxStackFrames);
@@ -66,9 +66,10 @@ void Recorder::emit_with_stack(const Record& r) {
     site = stacks_->intern(std::span<const RawFrame>(stack_scratch_, n), *stack_source_);
   }
   sink_.add(r);
-  if (site == 0) return;
+  if (site == 0) return 0;
   if (need == StackNeed::KernelLaunch) kernel_stack_ = StackRef{seq, site};
   else sink_.add(StackRef{seq, site});
+  return site;
 }
 
 Recorder::ThreadState& Recorder::thread_state() {

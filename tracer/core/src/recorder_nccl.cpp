@@ -38,30 +38,30 @@ void Recorder::record_nccl(ThreadState& t, Nccl& n) {
 }
 
 void Recorder::nccl_call_begin(const NcclCall& call) {
-  TimedLock lock(mu_);
-  ThreadState& t = thread_state();
-  ++t.nccl_depth;
-  CommState& c = comm_state(call.comm);
-  Nccl n;
-  n.kind = call.kind;
-  n.sendbuf = call.sendbuf;
-  n.recvbuf = call.recvbuf;
-  n.count = call.count;
-  n.dtype = call.dtype;
-  n.elem_bytes = call.elem_bytes;
-  n.redop = call.redop;
-  n.peer = call.peer;
-  n.comm = c.info.hash;
-  n.rank = c.info.rank;
-  n.nranks = c.info.nranks;
-  n.comm_seq = c.next_seq++;
-  n.op.stream = stream_id(t, call.stream);
-  if (t.group_depth > 0) {
-    t.held.push_back(n);  // enqueued by NCCL only at the outermost ncclGroupEnd
-    return;
-  }
-  t.claimants.clear();
-  record_nccl(t, n);
+  on_thread([&](ThreadState& t) {
+    ++t.nccl_depth;
+    CommState& c = comm_state(call.comm);
+    Nccl n;
+    n.kind = call.kind;
+    n.sendbuf = call.sendbuf;
+    n.recvbuf = call.recvbuf;
+    n.count = call.count;
+    n.dtype = call.dtype;
+    n.elem_bytes = call.elem_bytes;
+    n.redop = call.redop;
+    n.peer = call.peer;
+    n.comm = c.info.hash;
+    n.rank = c.info.rank;
+    n.nranks = c.info.nranks;
+    n.comm_seq = c.next_seq++;
+    n.op.stream = stream_id(t, call.stream);
+    if (t.group_depth > 0) {
+      t.held.push_back(n);  // enqueued by NCCL only at the outermost ncclGroupEnd
+      return;
+    }
+    t.claimants.clear();
+    record_nccl(t, n);
+  });
 }
 
 void Recorder::nccl_call_end() {
@@ -77,14 +77,14 @@ void Recorder::nccl_group_start() {
 }
 
 void Recorder::nccl_group_end_begin() {
-  TimedLock lock(mu_);
-  ThreadState& t = thread_state();
-  ++t.nccl_depth;
-  if (t.group_depth > 1) return;  // an inner group end launches nothing
-  t.claimants.clear();
-  std::vector<Nccl> held = std::move(t.held);
-  t.held.clear();
-  for (Nccl& n : held) record_nccl(t, n);
+  on_thread([&](ThreadState& t) {
+    ++t.nccl_depth;
+    if (t.group_depth > 1) return;  // an inner group end launches nothing
+    t.claimants.clear();
+    std::vector<Nccl> held = std::move(t.held);
+    t.held.clear();
+    for (Nccl& n : held) record_nccl(t, n);
+  });
 }
 
 void Recorder::nccl_group_end_end() {

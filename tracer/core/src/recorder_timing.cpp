@@ -39,7 +39,40 @@ int Recorder::nvtx_push(std::string_view message) {
   emit(RangeEdge{next_seq(), id, true});
   if (!opens_step) return -1;
   open_step_ = id;
+  pattern_.reset();  // the range's steps are the steps
   return steps_++;
+}
+
+void Recorder::count_pattern_steps(int periods, PatternFound found) {
+  TimedLock lock(mu_);
+  if (steps_ > 0) return;
+  pattern_ = std::make_unique<PatternClock>(periods);
+  pattern_found_call_ = std::move(found);
+}
+
+void Recorder::count_pattern(const Record& r, CallsiteId site) {
+  trace::StepToken token;
+  if (!trace::step_token(r, token)) return;
+  if (site) token.key = trace::with_call_site(token.key, site);
+  if (!pattern_->feed(token)) return;
+  found_period_ = pattern_->period();
+  found_seq_ = seq_;
+  pattern_.reset();  // found once: nothing more to count
+  pattern_found_.store(true, std::memory_order_relaxed);
+}
+
+void Recorder::hand_pattern_steps_over() {
+  PatternFound found;
+  size_t period;
+  uint64_t seq;
+  {
+    TimedLock lock(mu_);
+    if (!pattern_found_.exchange(false, std::memory_order_relaxed)) return;  // another thread did
+    found = std::move(pattern_found_call_);
+    period = found_period_;
+    seq = found_seq_;
+  }
+  if (found) found(period, seq);
 }
 
 bool Recorder::nvtx_pop() {

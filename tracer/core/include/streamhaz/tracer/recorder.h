@@ -22,6 +22,7 @@
 #include "streamhaz/tracer/self_profile.h"
 #include "streamhaz/tracer/allocator_history.h"
 #include "streamhaz/tracer/call_clock.h"
+#include "streamhaz/tracer/pattern_clock.h"
 #include "streamhaz/tracer/stack_table.h"
 
 namespace streamhaz::tracer {
@@ -212,6 +213,12 @@ class Recorder {
   int nvtx_push(std::string_view message);
   bool nvtx_pop();
   void set_step_range(std::string name);
+  // Steps where the program opens no step range (pattern_clock.h): from now on its collectives
+  // and host synchronisations are counted, and `found(period, seq)` is called once, outside the
+  // lock, by the thread whose call (`seq`) completed `periods` repeats of a pattern of `period`
+  // calls. A step range's first step ends the counting: the range's steps are the steps then.
+  using PatternFound = std::function<void(size_t period, uint64_t seq)>;
+  void count_pattern_steps(int periods, PatternFound found);
 
   // GPU interval of the operation(s) an API call with this correlation id issued.
   void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
@@ -311,8 +318,11 @@ class Recorder {
   // The shape of most calls: under the lock, with the calling thread's state (thread_state()
   // writes a HostThread record first when the issuing thread changed).
   template <class Fn> void on_thread(Fn&& fn) {
-    TimedLock lock(mu_);
-    fn(thread_state());
+    {
+      TimedLock lock(mu_);
+      fn(thread_state());
+    }
+    announce_pattern_steps();
   }
   // One record about a stream, or an event, or both: they are looked up (and created, with
   // their own seq, when new) before `make` gives the record its seq.
@@ -352,10 +362,18 @@ class Recorder {
   }
   void emit(const trace::Record& r) {
     if (stopped_) return;
-    if (stacks_) emit_with_stack(r);
+    trace::CallsiteId site = 0;
+    if (stacks_) site = emit_with_stack(r);
     else sink_.add(r);
+    if (pattern_) [[unlikely]] count_pattern(r, site);
   }
-  void emit_with_stack(const trace::Record& r);
+  trace::CallsiteId emit_with_stack(const trace::Record& r);  // the record's call site, 0: none
+  void count_pattern(const trace::Record& r, trace::CallsiteId site);
+  // Without the lock, after a call that may have completed the pattern: calls its `found`.
+  void announce_pattern_steps() {
+    if (pattern_found_.load(std::memory_order_relaxed)) [[unlikely]] hand_pattern_steps_over();
+  }
+  void hand_pattern_steps_over();
   ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
   // The calling thread's state without a HostThread record, for calls that record no
   // operation (NCCL nesting, NVTX ranges: at most a StringDef): the thread's next operation
@@ -440,6 +458,11 @@ class Recorder {
   std::string step_range_;
   int steps_ = 0;
   trace::StringId open_step_ = 0;  // the path of the open step instance, 0: none open
+  std::unique_ptr<PatternClock> pattern_;  // counting steps from the pattern (count_pattern_steps)
+  PatternFound pattern_found_call_;
+  std::atomic<bool> pattern_found_{false};  // found, not yet announced
+  size_t found_period_ = 0;
+  uint64_t found_seq_ = 0;
   std::atomic<int> open_captures_{0};
   RawFrame stack_scratch_[kMaxStackFrames];
   std::vector<std::pair<uint64_t, uint64_t>> cut_scratch_;  // scratch: a coarse range cut at allocations
