@@ -167,6 +167,11 @@ void print_text(const TraceStats& s, std::ostream& out) {
                        "them\n",
                        header_value(*w, "audits"), header_value(*w, "calls_seen_in_wrappers"),
                        header_value(*w, "calls_seen_around"));
+  // Written where GPU times ended after steps counted from the program's repeating calls.
+  if (auto p = h.find("gpu_times_steps_from_pattern"); p != h.end() && p->is_object())
+    out << fmt::format("  GPU times ended at #{}, after {} repeats of the program's collectives and host "
+                       "synchronisations ({} calls a step; no step range)\n",
+                       header_value(*p, "seq"), header_value(*p, "periods"), header_value(*p, "period"));
   out << fmt::format("  allocations: {} ({} bytes)\n", s.allocations, s.allocated_bytes);
   if (s.strings_cut) out << "  warning: " << trace::printable(s.strings_cut_note) << "\n";
   out << fmt::format("  stacks: {} call sites, {} frames ({} native, in {} modules), {} calls with a stack\n",

@@ -149,8 +149,8 @@ const SettingSpec kSettings[] = {
      [](const TracerSettings& s) { return s.path_prefix_map.empty() ? std::string("none") : s.path_prefix_map.describe(); }},
     {"STREAMHAZ_GPU_TIMES", "--gpu-times", "steps[:K[/N]]|all|off|sampled[:WINDOW_MS/PERIOD_MS]",
      "GPU start/end times: steps (steps:4) times from the start through the K steps after the first "
-     "(warm-up) one, then nothing (a program with no step for 300 s: its start, and its first K steps should "
-     "they come); /N adds one step in N after those and sampled times windows, both at about the cost of all "
+     "(warm-up) one, then nothing (without a step range, the steps of the program's repeating collectives and "
+     "host synchronisations; with neither for 300 s: its start, and its first K steps should they come); /N adds one step in N after those and sampled times windows, both at about the cost of all "
      "for the rest of the run; every operation is traced in every mode (docs/tracer.md)",
      parse_gpu_times, [](const TracerSettings& s) { return s.gpu_times.describe(); }},
     {"STREAMHAZ_STEP_RANGE", "--step-range", "NAME",

@@ -7,8 +7,9 @@
 // CUPTI's activity on again once it was off keeps its per-call cost at the activity price for the
 // rest of the run (docs/tracer.md, "Where the tracer's time goes"), so the default never does:
 // one step in N after the K (`steps:K/N`) and the sampled windows do, at that price. A program
-// with no step by first_step_wait has collection switched off then and on again for its first
-// timed step, should one come. Every operation and edge is recorded in every mode.
+// without the range has its steps counted from its repeating collectives and host
+// synchronisations (pattern_clock.h). A program with neither by first_step_wait has collection
+// switched off then and on again for its first timed step, should one come. Every operation and edge is recorded in every mode.
 #pragma once
 
 #include <chrono>
@@ -48,6 +49,10 @@ bool step_timed(const TimingPolicy& policy, int index);
 // Steps: whether collection closes when step `index` ends. It stays open from the start through
 // the warm-up and the first K steps (closing between them would mean switching it on again).
 bool closes_after_step(const TimingPolicy& policy, int index);
+
+// Steps, for a program with no step range (pattern_clock.h): how many repeats of its calls'
+// pattern cover the warm-up and the K timed steps, wherever in a step the pattern starts.
+inline int pattern_periods(const TimingPolicy& policy) { return policy.timed_steps + 2; }
 
 // Whether times are collected `since_start` after tracing began (Sampled; All and Off; Steps
 // before its first step).
