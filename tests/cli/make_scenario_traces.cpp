@@ -12,7 +12,8 @@
 //   stepped-aside/  clean, but rank 1's tracer stepped aside for another CUPTI client (a
 //               profiler): its trace ends cleanly and says from which call it saw nothing
 //   wrappers-bypassed/  clean, but rank 0's driver wrappers were found bypassed by an audit: its
-//               trace says which calls may be missing (an unobserved span, recorded again after)
+//               trace says which calls may be missing (an unobserved span, recorded again after);
+//               rank 1's GPU times ended after the steps of its repeating calls (no step range)
 //   latin1/     1 rank, a race between kernels whose stream and kernel names are not UTF-8;
 //               its header says GPU times were sampled, and holds the tracer's self-profile
 //   hostile/    1 rank whose host, command, device and stream names hold ESC sequences, a C1
@@ -184,6 +185,9 @@ int main(int argc, char** argv) {
     run.rank(0).add(Meta{R"({"unobserved":{"from_seq":12,"to_seq":30,"reason":"3 driver call(s) )"
                          R"((cuLaunchKernel first) reached the driver around the tracer's wrappers"}})"});
     run.rank(0).add(Meta{R"({"driver_wrappers":{"audits":3,"calls_seen_in_wrappers":150,"calls_seen_around":2}})"});
+    // Rank 1 has no step range: its GPU times ended after the pattern's steps.
+    run.rank(1).set_header_field("gpu_times", "steps:4");
+    run.rank(1).add(Meta{R"({"gpu_times_steps_from_pattern":{"period":5,"periods":6,"seq":31}})"});
     run.write_dir((root / "wrappers-bypassed").string());
   }
 
