@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   options.out_dir = dir.string();
   options.flush_period = std::chrono::milliseconds(100);  // the flusher runs during the loops
   double launch = 0, launch_params = 0, launch_elementwise = 0, launch_foreach = 0, launch_cold = 0, record = 0, activity = 0;
+  double sync = 0, sync_counting = 0;
   uint64_t records = 0, bytes = 0;
   {
     Session session(options, who, [&] { return base_header(who, "api"); });
@@ -104,6 +105,13 @@ int main(int argc, char** argv) {
 
     launch = ns_per_call(rec, batches, per_batch, corr, [&](uint64_t c) { rec.kernel_launched(s, c, k); }, true);
     record = ns_per_call(rec, batches, per_batch, corr, [&](uint64_t) { rec.event_recorded(kEvent, s); }, false);
+    // A host synchronisation, and the same while steps are counted from the pattern (a program
+    // without a step range, until its steps are found): one call repeated is never a step, so
+    // every one is compared with the 1,024 before it.
+    sync = ns_per_call(rec, batches, per_batch, corr, [&](uint64_t) { rec.stream_synchronized(s); }, false);
+    rec.count_pattern_steps(6, [](size_t, uint64_t) {});
+    sync_counting = ns_per_call(rec, batches, per_batch, corr, [&](uint64_t) { rec.stream_synchronized(s); }, false);
+    rec.stop_counting_pattern_steps();
     activity = activity_ns(rec, batches, per_batch, corr, k);
     // The static/exact footprint tiers: 24 parameter bytes per launch (three pointers).
     const std::string param_bytes(24, '\x5a');
@@ -158,9 +166,11 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   std::printf("kernel_launched_ns_median=%.1f kernel_launched_params24_ns_median=%.1f "
               "kernel_launched_pointers3_ns_median=%.1f kernel_launched_foreach144_ns_median=%.1f kernel_launched_pointers3_cold_ns_median=%.1f event_recorded_ns_median=%.1f activity_ns_median=%.1f "
+              "stream_synchronized_ns_median=%.1f stream_synchronized_counting_steps_ns_median=%.1f "
               "batches=%d per_batch=%d seqs=%llu "
               "trace_bytes=%llu\n",
-              launch, launch_params, launch_elementwise, launch_foreach, launch_cold, record, activity, batches, per_batch,
+              launch, launch_params, launch_elementwise, launch_foreach, launch_cold, record, activity, sync, sync_counting,
+              batches, per_batch,
               static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(bytes));
   return 0;

@@ -132,3 +132,16 @@ TEST_CASE("recorder: a step range's first step ends the counting") {
   }
   CHECK(found == 0);
 }
+
+TEST_CASE("recorder: counting stopped unfound announces nothing") {
+  RecordLog log;
+  Recorder rec(log);
+  int found = 0;
+  rec.count_pattern_steps(2, [&](size_t, uint64_t) { ++found; });
+  rec.stop_counting_pattern_steps();
+  for (int step = 0; step < 4; ++step) {
+    rec.event_synchronized(0xe);
+    rec.device_synchronized(0);
+  }
+  CHECK(found == 0);
+}

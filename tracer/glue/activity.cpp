@@ -141,6 +141,7 @@ void switch_for_step(StepTimes& st, bool on) {
 // Steps: a program with no step by the policy's first_step_wait has timed what it will time
 // before one; collection goes off until its first timed step, if one comes.
 void close_before_first_step(StepTimes& st) {
+  if (Recorder* rec = active_recorder()) rec->stop_counting_pattern_steps();  // nothing left for it to close
   std::lock_guard lock(st.mu);
   if (st.current < 0) switch_for_step(st, false);
 }

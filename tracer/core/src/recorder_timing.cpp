@@ -50,6 +50,11 @@ void Recorder::count_pattern_steps(int periods, PatternFound found) {
   pattern_found_call_ = std::move(found);
 }
 
+void Recorder::stop_counting_pattern_steps() {
+  TimedLock lock(mu_);
+  pattern_.reset();
+}
+
 void Recorder::count_pattern(const Record& r, CallsiteId site) {
   trace::StepToken token;
   if (!trace::step_token(r, token)) return;

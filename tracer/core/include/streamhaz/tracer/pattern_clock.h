@@ -33,9 +33,10 @@ class PatternClock {
 
  private:
   static constexpr size_t kRing = 2 * kMaxPeriod;  // a power of two above kMaxPeriod
-  size_t periods_;
-  std::vector<uint64_t> keys_;     // the last kRing tokens' keys, by count_ % kRing
+  std::vector<uint32_t> keys_;     // the last kRing tokens' keys, newest first, twice over: the
+                                   // kMaxPeriod before a token follow it in one run
   std::vector<uint32_t> repeats_;  // [p]: how many of the latest tokens equal the one p before
+  std::vector<uint32_t> needed_;   // [p]: the repeats that make `periods` whole periods of p
   uint64_t count_ = 0;             // tokens fed
   uint64_t same_run_ = 0;          // the latest tokens that are one call
   uint64_t last_sync_ = 0;         // 1 + the index of the latest host synchronisation (0: none)

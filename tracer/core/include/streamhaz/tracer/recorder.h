@@ -219,6 +219,8 @@ class Recorder {
   // calls. A step range's first step ends the counting: the range's steps are the steps then.
   using PatternFound = std::function<void(size_t period, uint64_t seq)>;
   void count_pattern_steps(int periods, PatternFound found);
+  // Counting ends unfound (GPU times closed without steps: nothing left to close).
+  void stop_counting_pattern_steps();
 
   // GPU interval of the operation(s) an API call with this correlation id issued.
   void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
