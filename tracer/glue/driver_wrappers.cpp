@@ -65,7 +65,9 @@ namespace {
                    (CUevent e, CUstream s, unsigned int flags), (e, s, flags))                                   \
   STREAMHAZ_HOT_PT(X, cuStreamWaitEvent, cuStreamWaitEvent_params,                                               \
                    (CUstream s, CUevent e, unsigned int flags), (s, e, flags))                                   \
-  X(cuEventQuery, cuEventQuery_params, (CUevent e), (e))
+  X(cuEventQuery, cuEventQuery_params, (CUevent e), (e))                                                        \
+  X(cuEventCreate, cuEventCreate_params, (CUevent * event, unsigned int flags), (event, flags))                  \
+  X(cuEventDestroy_v2, cuEventDestroy_v2_params, (CUevent e), (e))
 
 enum HotIndex : size_t {
 #define STREAMHAZ_INDEX(symbol, P, params, args) k_##symbol,
