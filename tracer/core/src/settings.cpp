@@ -175,7 +175,7 @@ const SettingSpec kSettings[] = {
      "per allocation (docs/tracer.md)",
      parse_allocator_history, [](const TracerSettings& s) { return std::string(s.allocator_history ? "on" : "off"); }},
     {"STREAMHAZ_DRIVER_WRAPPERS", "--driver-wrappers", "on|off",
-     "Record launches, copies, memsets, event records, waits and queries in wrappers that the tracer hands "
+     "Record launches, copies, memsets, event records, waits and queries, event creations and destructions in wrappers that the tracer hands "
      "out where the program looks the driver up, instead of in CUPTI's callbacks, while no GPU times are "
      "collected (after the timed steps): the same records without CUPTI's dispatch; CUPTI's callbacks audit "
      "them 200 ms in every 10 s and take over for good at a call that went around them (docs/tracer.md)",
