@@ -110,7 +110,6 @@ struct StepTimes {
   const TimingPolicy* policy = nullptr;  // set once collection runs in Steps mode
   bool collecting = true, failed = false;
   int current = -1;                      // the last step begun (-1: none yet)
-  bool closed_by_pattern = false;        // the program's steps were counted from its calls
   Closes closes;
 };
 StepTimes* step_times = nullptr;  // never freed: a pop may come after exit
@@ -147,17 +146,19 @@ void close_before_first_step(StepTimes& st) {
 }
 
 // Steps: a program with no step range whose calls repeat (Recorder::count_pattern_steps) has run
-// the warm-up and the timed steps: collection goes off for good, as after a range's K-th step.
-// A step range that opens later then switches nothing (it would switch collection on again).
-void close_after_pattern(StepTimes& st, size_t period, int periods, uint64_t seq) {
+// the warm-up and the timed steps: collection goes off, as after a range's K-th step. A step
+// range whose first step comes later is timed as after first_step_wait (switched on again).
+void close_after_pattern(StepTimes& st, size_t period, int periods) {
   std::lock_guard lock(st.mu);
   if (st.current >= 0 || !st.collecting || st.failed) return;  // a range's steps, or closed already
   switch_for_step(st, false);
   if (st.collecting) return;
-  st.closed_by_pattern = true;
-  if (Recorder* rec = active_recorder())
-    rec->meta(nlohmann::json{{"gpu_times_steps_from_pattern", {{"period", period}, {"periods", periods}, {"seq", seq}}}}
-                  .dump());
+  Recorder* rec = active_recorder();
+  if (!rec || st.closes.empty()) return;
+  // The last call issued while collection was on: later ones are not timed.
+  rec->meta(nlohmann::json{{"gpu_times_steps_from_pattern",
+                            {{"period", period}, {"periods", periods}, {"seq", st.closes.back().second}}}}
+                .dump());
 }
 
 // Steps: with collection closed, the tracer's wrappers record the hot calls instead of CUPTI's
@@ -178,9 +179,9 @@ class WindowThread {
   void start(const TimingPolicy& policy) {
     thread_.start("shz-gpu-times", [this, policy] {
       if (policy.mode == GpuTimes::Steps) {
-        const Pattern pattern = wait_for_first_step(policy);
-        if (pattern.period && step_times)
-          close_after_pattern(*step_times, pattern.period, pattern_periods(policy), pattern.seq);
+        const size_t period = wait_for_first_step(policy);
+        if (period && step_times) close_after_pattern(*step_times, period, pattern_periods(policy));
+        if (stopping()) return;  // the program is exiting: no hand-over (its audits are over)
         hand_over_while_closed();
         deliver_closed_steps();
       } else {
@@ -197,11 +198,11 @@ class WindowThread {
     thread_.wake().notify_all();
   }
 
-  // Steps: the program's calls repeat; called once, on the program's thread.
-  void pattern_found(size_t period, uint64_t seq) {
+  // Steps: the program's calls repeat, `period` calls a step; called once, on a program thread.
+  void pattern_found(size_t period) {
     {
       std::lock_guard lock(thread_.mu());
-      pattern_ = {period, seq};
+      pattern_period_ = period;
     }
     thread_.wake().notify_all();
   }
@@ -209,20 +210,21 @@ class WindowThread {
   void stop() { thread_.stop(); }
 
  private:
-  struct Pattern {
-    size_t period = 0;  // 0: not found
-    uint64_t seq = 0;
-  };
+  bool stopping() {
+    std::lock_guard lock(thread_.mu());
+    return thread_.stop_requested();
+  }
 
   // Ends early at a stop, at a timed step's close (a step has begun, so nothing to close), or
-  // when the program's calls repeat: then returns the pattern, for the caller to close.
-  Pattern wait_for_first_step(const TimingPolicy& policy) {
+  // when the program's calls repeat: then returns their period, for the caller to close (0: none).
+  size_t wait_for_first_step(const TimingPolicy& policy) {
     std::unique_lock lock(thread_.mu());
-    const auto stop_or_close = [this] { return thread_.stop_requested() || deliver_ || pattern_.period; };
-    if (thread_.wake().wait_for(lock, policy.first_step_wait, stop_or_close)) return deliver_ ? Pattern{} : pattern_;
+    const auto stop_or_close = [this] { return thread_.stop_requested() || deliver_ || pattern_period_ != 0; };
+    if (thread_.wake().wait_for(lock, policy.first_step_wait, stop_or_close))
+      return deliver_ || thread_.stop_requested() ? 0 : pattern_period_;
     lock.unlock();  // step_times' lock comes next; stop() takes this one
     if (step_times) close_before_first_step(*step_times);
-    return {};
+    return 0;
   }
 
   // CUPTI's worker hands over full buffers only, and a step-timed run switches collection on
@@ -288,7 +290,7 @@ class WindowThread {
 
   TracerThread thread_;
   bool deliver_ = false;  // with thread_.mu() held
-  Pattern pattern_;       // with thread_.mu() held
+  size_t pattern_period_ = 0;  // with thread_.mu() held; 0: not found
 };
 
 WindowThread* window_thread = nullptr;
@@ -303,7 +305,7 @@ void on_step_begin(int index) {
   if (!step_times) return;
   StepTimes& st = *step_times;
   std::lock_guard lock(st.mu);
-  if (!st.policy || st.closed_by_pattern) return;
+  if (!st.policy) return;
   st.current = index;
   if (step_timed(*st.policy, index)) switch_for_step(st, true);
 }
@@ -345,8 +347,8 @@ bool start_activity(TimingPolicy& policy, std::string& why_not) {
       windows->start(policy);
       window_thread = windows;
       if (policy.mode == GpuTimes::Steps)
-        state().session->recorder().count_pattern_steps(pattern_periods(policy), [](size_t period, uint64_t seq) {
-          if (window_thread) window_thread->pattern_found(period, seq);
+        state().session->recorder().count_pattern_steps(pattern_periods(policy), [](size_t period, uint64_t) {
+          if (window_thread) window_thread->pattern_found(period);
         });
     } catch (const std::exception& e) {
       if (policy.mode == GpuTimes::Sampled) {

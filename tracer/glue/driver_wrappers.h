@@ -1,5 +1,5 @@
 // The hot driver calls (kernel launches, async copies and memsets, event records, stream waits,
-// event queries: nearly every call of a training step) recorded by the tracer's own wrappers
+// event queries, event creation and destruction: nearly every call of a training step) recorded by the tracer's own wrappers
 // instead of CUPTI's callbacks, whose dispatch alone costs 2-4 % of a host-bound step.
 //
 // The program finds these functions in one of three ways, and the preloaded tracer stands in

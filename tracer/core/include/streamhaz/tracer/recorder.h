@@ -214,9 +214,10 @@ class Recorder {
   bool nvtx_pop();
   void set_step_range(std::string name);
   // Steps where the program opens no step range (pattern_clock.h): from now on its collectives
-  // and host synchronisations are counted, and `found(period, seq)` is called once, outside the
-  // lock, by the thread whose call (`seq`) completed `periods` repeats of a pattern of `period`
-  // calls. A step range's first step ends the counting: the range's steps are the steps then.
+  // and host synchronisations are counted, and once call `seq` completes `periods` repeats of a
+  // pattern of `period` calls, `found(period, seq)` is called once, outside the lock, by the first
+  // thread to leave a call after it (most often the one that made it). A step range's first step
+  // ends the counting: the range's steps are the steps then.
   using PatternFound = std::function<void(size_t period, uint64_t seq)>;
   void count_pattern_steps(int periods, PatternFound found);
   // Counting ends unfound (GPU times closed without steps: nothing left to close).
