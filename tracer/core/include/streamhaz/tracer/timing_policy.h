@@ -9,7 +9,8 @@
 // one step in N after the K (`steps:K/N`) and the sampled windows do, at that price. A program
 // without the range has its steps counted from its repeating collectives and host
 // synchronisations (pattern_clock.h). A program with neither by first_step_wait has collection
-// switched off then and on again for its first timed step, should one come. Every operation and edge is recorded in every mode.
+// switched off then and on again for its first timed step, should one come. Every operation and
+// edge is recorded in every mode.
 #pragma once
 
 #include <chrono>
@@ -51,7 +52,9 @@ bool step_timed(const TimingPolicy& policy, int index);
 bool closes_after_step(const TimingPolicy& policy, int index);
 
 // Steps, for a program with no step range (pattern_clock.h): how many repeats of its calls'
-// pattern cover the warm-up and the K timed steps, wherever in a step the pattern starts.
+// pattern cover the warm-up and the K timed steps, wherever in a step the pattern starts. A loop
+// inside a step that repeats as often (gradient accumulation's micro-batches, each with a
+// collective and a loss read) is taken for the steps: docs/tracer.md says what that costs.
 inline int pattern_periods(const TimingPolicy& policy) { return policy.timed_steps + 2; }
 
 // Whether times are collected `since_start` after tracing began (Sampled; All and Off; Steps
