@@ -29,7 +29,6 @@ class PatternClock {
   // repeats of a pattern; period() then says how many tokens it repeats.
   bool feed(const trace::StepToken& token);
   size_t period() const { return period_; }
-  uint64_t tokens() const { return count_; }
 
  private:
   static constexpr size_t kRing = 2 * kMaxPeriod;  // a power of two above kMaxPeriod
