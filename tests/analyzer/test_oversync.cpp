@@ -520,6 +520,51 @@ TEST_CASE("oversync: without a step range, the steps are the repeating pattern o
   CHECK_FALSE(setup);  // the set-up's synchronisations are not judged
 }
 
+// setup_then_unmarked_steps as the tracer writes it where GPU times ended after the steps it
+// counted itself (`gpu_times_steps_from_pattern`, `period` calls a step): only the operations up
+// to the first step's end keep their GPU times.
+TraceBuilder times_ended_by_pattern(int period, bool with_meta) {
+  TraceBuilder full = setup_then_unmarked_steps(300, 5);
+  uint64_t closed_at = 0;
+  for (const Record& r : full.rank(0).records())
+    if (const auto* s = std::get_if<StreamSync>(&r); s && !closed_at) closed_at = s->seq;
+  TraceBuilder cut(1);
+  for (const Record& r : full.rank(0).records()) {
+    if (const auto* t = std::get_if<Timing>(&r); t && t->op_seq > closed_at) continue;
+    cut.rank(0).add(r);
+    if (const auto* s = std::get_if<StreamSync>(&r); with_meta && s && s->seq == closed_at)
+      cut.rank(0).add(Meta{nlohmann::json{{"gpu_times_steps_from_pattern",
+                                           {{"period", period}, {"periods", 4}, {"seq", closed_at}}}}
+                               .dump()});
+  }
+  return cut;
+}
+
+bool warns(const SyncReport& rep, const std::string& text) {
+  return std::any_of(rep.warnings.begin(), rep.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+TEST_CASE("oversync: judged steps after GPU times the tracer ended by its own step count say so", "[oversync][steps]") {
+  // The tracer took 2 calls for a step (a loop inside the step), check finds 3.
+  const SyncReport shorter = sync_report(times_ended_by_pattern(2, true));
+  CHECK(shorter.findings.empty());
+  CHECK(warns(shorter, "no costs, so no findings: the judged steps hold no GPU times"));
+  CHECK(warns(shorter, "the tracer took 2 collectives and host synchronisations for a step and timed 4 repeats"));
+  CHECK(warns(shorter, "check found steps of 3 calls"));
+  CHECK(warns(shorter, "judges steps 2 to 5 of 5, issued after them"));
+  CHECK(warns(shorter, "NVTX range 'step'"));
+  // The same period: only the judged steps came after the timed ones.
+  const SyncReport same = sync_report(times_ended_by_pattern(3, true));
+  CHECK(warns(same, "for a step and timed 4 repeats"));
+  CHECK_FALSE(warns(same, "check found steps of"));
+  CHECK(warns(same, "check judges steps 2 to 5 of 5, issued after them"));
+  // Without the tracer's word, the reason check knows.
+  const SyncReport unexplained = sync_report(times_ended_by_pattern(2, false));
+  CHECK(warns(unexplained, "the traces hold no GPU times"));
+  CHECK_FALSE(warns(unexplained, "the tracer took"));
+}
+
 TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start", "[oversync][steps]") {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);

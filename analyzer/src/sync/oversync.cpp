@@ -19,6 +19,7 @@
 #include "sync/sync_cost.h"
 #include "sync/sync_sites.h"
 #include "sync/sync_window.h"
+#include "sync/untimed_window.h"
 
 namespace streamhaz::analysis {
 namespace {
@@ -146,7 +147,11 @@ SyncReport analyze_sync(const std::vector<std::string>& trace_files, const Analy
   try {
     replay = std::make_unique<Replayer>(&run, measure);
   } catch (const WhatIfError& e) {
-    rep.warnings.push_back(std::string("over-synchronisation: no costs, so no findings: ") + e.what());
+    // Where the tracer ended GPU times by steps of its own counting, it says which: the reason
+    // that helps (its generic advice, `--gpu-times all`, would cost the whole run).
+    const std::string reason = untimed_window_reason(run, judged);
+    rep.warnings.push_back("over-synchronisation: no costs, so no findings: " +
+                           (reason.empty() ? std::string(e.what()) : "the judged steps hold no GPU times: " + reason));
   }
   const bool by_witness = opt.algorithm == SyncAlgorithm::Witness;
   RunVariants variants =
