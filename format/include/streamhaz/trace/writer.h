@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,11 +19,12 @@ namespace streamhaz::trace {
 // every chunk decodes on its own.
 class ChunkEncoder {
  public:
-  void add(const Record& r);
+  // `hot`: grouped with the tracer's per-call code (tracer/core/.../hot_path.h).
+  [[gnu::hot]] void add(const Record& r);
   // The same bytes as add() of one Access{op_seq, ptrs[i], 0, modes[i], tier} per pointer, written
   // without a record's generic walk: a foreach launch makes hundreds of them.
-  void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs, std::span<const AccessMode> modes,
-                            FootprintTier tier);
+  [[gnu::hot]] void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs,
+                                        std::span<const AccessMode> modes, FootprintTier tier);
   uint32_t record_count() const { return records_; }
   size_t payload_bytes() const { return payload_.size(); }
   bool empty() const { return records_ == 0; }
@@ -30,7 +32,21 @@ class ChunkEncoder {
   void finish_into(std::string& out);
 
  private:
-  std::string payload_;
+  // The payload's bytes, grown without the zero fill of std::string::resize: a record reserves
+  // the most it can take, is written through a pointer, and gives back what it did not use.
+  class Bytes {
+   public:
+    [[gnu::hot]] char* extend(size_t n);  // n more bytes at the end, uninitialised; the pointer to them
+    void shrink_to(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
+    const char* data() const { return data_.get(); }
+    size_t size() const { return size_; }
+    void clear() { size_ = 0; }
+
+   private:
+    std::unique_ptr<char[]> data_;
+    size_t size_ = 0, capacity_ = 0;
+  };
+  Bytes payload_;
   uint32_t records_ = 0;
   uint64_t last_seq_ = 0;
   uint64_t last_ptr_ = 0;
