@@ -32,6 +32,12 @@ std::string words(std::initializer_list<uint64_t> values) {
 
 constexpr uint64_t kSegment = 0x7f0000000000;
 
+std::vector<uint64_t> pointers_in(const AllocationIndex& index, std::string_view bytes) {
+  std::vector<uint64_t> room(bytes.size() / 8);
+  room.resize(index.pointers_in(bytes, room.data()));
+  return room;
+}
+
 }  // namespace
 
 TEST_CASE("AllocationIndex finds values inside live allocations only") {
@@ -74,8 +80,7 @@ TEST_CASE("AllocationIndex agrees with a plain list of ranges through random add
       auto it = live.upper_bound(v);
       const bool expected = it != live.begin() && v < std::prev(it)->second;
       REQUIRE(index.contains(v) == expected);
-      std::vector<uint64_t> found;
-      index.pointers_in(words({v}), found);
+      const std::vector<uint64_t> found = pointers_in(index, words({v}));
       REQUIRE(found.size() == (expected ? 1u : 0u));
     }
   }
@@ -107,10 +112,7 @@ TEST_CASE("AllocationIndex scan agrees with asking about each word, on random ar
     }
     std::sort(expected.begin(), expected.end());
     expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-    std::vector<uint64_t> found{42};  // what was there before stays
-    index.pointers_in(bytes, found);
-    REQUIRE(found.front() == 42);
-    REQUIRE(std::vector<uint64_t>(found.begin() + 1, found.end()) == expected);
+    REQUIRE(pointers_in(index, bytes) == expected);
   }
 }
 
@@ -120,14 +122,10 @@ TEST_CASE("AllocationIndex forgets the ranges recent lookups remembered once all
   // Allocations on both sides keep the bounding range wide after the removal.
   index.add(kSegment - (4 << 20), 4096);
   index.add(kSegment + (4 << 20), 4096);
-  std::vector<uint64_t> found;
-  index.pointers_in(words({kSegment + 64}), found);  // remembered by its 2 MiB page
-  REQUIRE(found.size() == 1);
+  REQUIRE(pointers_in(index, words({kSegment + 64})).size() == 1);  // remembered by its 2 MiB page
   index.remove(kSegment);
   CHECK_FALSE(index.contains(kSegment + 64));
-  found.clear();
-  index.pointers_in(words({kSegment + 64}), found);
-  CHECK(found.empty());
+  CHECK(pointers_in(index, words({kSegment + 64})).empty());
   // A base used again with a smaller size: the old end is gone.
   index.add(kSegment, 1 << 20);
   CHECK(index.contains(kSegment + 8192));
@@ -138,26 +136,22 @@ TEST_CASE("AllocationIndex forgets the ranges recent lookups remembered once all
 TEST_CASE("AllocationIndex scans aligned words, each pointer once") {
   AllocationIndex index;
   index.add(kSegment, 1 << 20);
-  std::vector<uint64_t> found;
   // A count, a pointer, a float pair, the same pointer again (aliasing), a second pointer.
-  index.pointers_in(words({1024, kSegment + 256, 0x3f8000003f800000, kSegment + 256, kSegment + 4096}), found);
-  CHECK(found == std::vector<uint64_t>{kSegment + 256, kSegment + 4096});
+  CHECK(pointers_in(index, words({1024, kSegment + 256, 0x3f8000003f800000, kSegment + 256, kSegment + 4096})) ==
+        std::vector<uint64_t>{kSegment + 256, kSegment + 4096});
   // A trailing partial word is not read.
-  found.clear();
-  index.pointers_in(words({kSegment}).substr(0, 7), found);
-  CHECK(found.empty());
+  CHECK(pointers_in(index, words({kSegment}).substr(0, 7)).empty());
 }
 
 TEST_CASE("AllocationIndex scan: a pointer is judged by its own range, not the last one found") {
   AllocationIndex index;
   index.add(kSegment, 4096);
   index.add(kSegment + 8192, 4096);
-  std::vector<uint64_t> found;
   // Alternating ranges, then the gap between them, one past the end and one before the first,
   // each right after a pointer that was found.
-  index.pointers_in(words({kSegment + 8, kSegment + 8192 + 8, kSegment + 16, kSegment + 4096, kSegment + 8200,
-                           kSegment + 8192 + 4096, kSegment + 8, kSegment - 8}),
-                    found);
+  const std::vector<uint64_t> found =
+      pointers_in(index, words({kSegment + 8, kSegment + 8192 + 8, kSegment + 16, kSegment + 4096, kSegment + 8200,
+                                kSegment + 8192 + 4096, kSegment + 8, kSegment - 8}));
   CHECK(found == std::vector<uint64_t>{kSegment + 8, kSegment + 16, kSegment + 8192 + 8});
 }
 

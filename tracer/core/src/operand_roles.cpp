@@ -66,7 +66,7 @@ std::pair<size_t, size_t> unfilled_slot_bytes(const std::vector<std::pair<size_t
 }
 
 void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
-                   const std::vector<uint64_t>& pointers, std::vector<trace::AccessMode>& roles) {
+                   std::span<const uint64_t> pointers, std::vector<trace::AccessMode>& roles) {
   roles.assign(pointers.size(), trace::AccessMode::ReadWrite);
   if (pointers.empty() || array_param < 0 || !layout || static_cast<size_t>(array_param) >= layout->size()) return;
   const auto [offset, size] = (*layout)[array_param];

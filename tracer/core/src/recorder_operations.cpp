@@ -105,11 +105,12 @@ void Recorder::emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, co
         params = filled_params_;
       }
     }
-    pointers_.clear();
-    allocations_.pointers_in(params, pointers_);
-    if (!pointers_.empty()) {
-      operand_roles(params, k.layout, function.operand_array, pointers_, pointer_roles_);
-      if (!stopped_) sink_.add_pointer_accesses(rec.op.seq, pointers_, pointer_roles_, FootprintTier::Pointer);
+    // Grown, never shrunk: a launch after a larger one writes into room already there.
+    if (pointers_.size() < params.size() / 8) pointers_.resize(params.size() / 8);
+    const std::span<const uint64_t> pointers(pointers_.data(), allocations_.pointers_in(params, pointers_.data()));
+    if (!pointers.empty()) {
+      operand_roles(params, k.layout, function.operand_array, pointers, pointer_roles_);
+      if (!stopped_) sink_.add_pointer_accesses(rec.op.seq, pointers, pointer_roles_, FootprintTier::Pointer);
     }
   }
   if (exact)

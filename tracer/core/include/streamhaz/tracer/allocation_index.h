@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "streamhaz/tracer/hot_path.h"
+
 namespace streamhaz::tracer {
 
 class AllocationIndex {
@@ -17,10 +19,10 @@ class AllocationIndex {
   void add(uint64_t base, uint64_t bytes);
   void remove(uint64_t base);
   bool contains(uint64_t value) const;
-  // Appends each distinct 8-byte-aligned word of `arguments` that points into a live
-  // allocation (pointers inside struct arguments included: they are aligned too), in address
-  // order.
-  void pointers_in(std::string_view arguments, std::vector<uint64_t>& out) const;
+  // Each distinct 8-byte-aligned word of `arguments` that points into a live allocation
+  // (pointers inside struct arguments included: they are aligned too), in address order, written
+  // to `room` (which holds arguments.size() / 8 words); returns how many.
+  STREAMHAZ_HOT size_t pointers_in(std::string_view arguments, uint64_t* room) const;
   // [lo, hi) cut to the live allocations it overlaps, appended to `out` in address order; a
   // range that overlaps none is appended whole (it may be memory the tracer does not see, such
   // as a module's globals).
@@ -28,9 +30,10 @@ class AllocationIndex {
   size_t size() const { return ranges_.size(); }
 
  private:
+  static constexpr size_t kInsertionSortMax = 16;  // candidates sorted by insertion, more by std::sort
   void refresh_bounds();
   // The range holding `value` (from the hot table, else by a search that fills it), or none.
-  bool find(uint64_t value, std::pair<uint64_t, uint64_t>& range) const;
+  STREAMHAZ_HOT bool find(uint64_t value, std::pair<uint64_t, uint64_t>& range) const;
   std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // [base, end), sorted by base
   uint64_t lo_ = UINT64_MAX, hi_ = 0;                  // bounding range of all of them
 

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/tracer/hot_path.h"
 
 namespace streamhaz::tracer {
 
@@ -42,7 +44,7 @@ std::pair<size_t, size_t> unfilled_slot_bytes(const std::vector<std::pair<size_t
 // Write for the output, Read for an input, ReadWrite (unknown) otherwise: a pointer outside the
 // operand array, or any pointer when the layout does not show the array. A pointer that is
 // output and input (in place) is Write.
-void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
-                   const std::vector<uint64_t>& pointers, std::vector<trace::AccessMode>& roles);
+STREAMHAZ_HOT void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
+                   std::span<const uint64_t> pointers, std::vector<trace::AccessMode>& roles);
 
 }  // namespace streamhaz::tracer
