@@ -13,6 +13,7 @@
 #include "driver_wrappers.h"
 #include "stack_capture.h"
 #include "tracer_state.h"
+#include "streamhaz/tracer/hot_path.h"
 
 namespace streamhaz::tracer::glue {
 namespace {
@@ -80,7 +81,7 @@ class CountedCall {
 };
 
 // One driver call (entry or exit) into records, from CUPTI's callback or a wrapper.
-void record_call(CallCounts& counts, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+STREAMHAZ_HOT void record_call(CallCounts& counts, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   Recorder* rec = active_recorder();
   if (!rec) return;
   CountedCall counted(counts, cbid);
@@ -103,7 +104,7 @@ void record_call(CallCounts& counts, CUpti_CallbackId cbid, const CUpti_Callback
   }
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+STREAMHAZ_HOT void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) gather_header_facts();
     return;
@@ -127,7 +128,7 @@ bool unsubscribe_callbacks() {
   return true;
 }
 
-void record_wrapped_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+STREAMHAZ_HOT void record_wrapped_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   record_call(wrapped_counts, cbid, cb);
 }
 

@@ -1,4 +1,5 @@
 #include "driver_decode.h"
+#include "streamhaz/tracer/hot_path.h"
 
 #include <array>
 #include <cstring>
@@ -507,7 +508,7 @@ const DriverCall* find_driver_call(CUpti_CallbackId cbid) {
   return cbid < index.size() ? index[cbid] : nullptr;
 }
 
-void decode_driver_call(Decoder& d, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
+STREAMHAZ_HOT void decode_driver_call(Decoder& d, CUpti_CallbackId cbid, const CUpti_CallbackData& cb) {
   const DriverCall* call = find_driver_call(cbid);
   if (!call) return;
   if (cb.callbackSite == CUPTI_API_ENTER) {

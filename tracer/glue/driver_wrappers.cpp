@@ -15,6 +15,7 @@
 #include "driver_decode.h"
 #include "tracer_state.h"
 #include "wrapper_audit.h"
+#include "streamhaz/tracer/hot_path.h"
 
 // The hand-over, and why no call is lost or recorded twice:
 // - A wrapper that finds `taking` set records its call itself, and marks its thread while it
@@ -186,7 +187,7 @@ bool recorded_at_exit(HotIndex i) {
 // One hot call through its wrapper. `call` forwards to the driver; `params` makes CUPTI's
 // parameter struct of the call.
 template <class Call, class MakeParams>
-CUresult hot_call(HotIndex i, Call&& call, MakeParams&& params) {
+STREAMHAZ_HOT CUresult hot_call(HotIndex i, Call&& call, MakeParams&& params) {
   if (!taking.load(std::memory_order_acquire)) {
     if (!armed()) return call();
     forwarding.fetch_add(1);

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 
+#include "streamhaz/tracer/hot_path.h"
 #include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
@@ -242,7 +243,7 @@ bool ModuleMap::is_cuda_plumbing(uint64_t pc) const {
 namespace {
 
 // Cuts the CUDA plumbing from the inner end of `out` once `modules` knows every address.
-size_t cut_plumbing(ModuleMap& modules, RawFrame* out, size_t n) {
+STREAMHAZ_HOT size_t cut_plumbing(ModuleMap& modules, RawFrame* out, size_t n) {
   bool unknown = false;
   for (size_t i = 0; i < n && !unknown; ++i) unknown = !modules.knows(out[i].key);
   if (!unknown) return n;
@@ -257,7 +258,7 @@ size_t cut_plumbing(ModuleMap& modules, RawFrame* out, size_t n) {
 
 // The learned walk from this function's own frame; false where it cannot finish. `truncated`:
 // it ended early at a frame of no usable size (kTruncateAt).
-bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, size_t& n, bool& truncated) {
+STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, size_t& n, bool& truncated) {
   const auto [lo, hi] = thread_stack();
   // Only the live part of the stack, above this frame (a signal's alternate stack: slow path).
   if (cfa <= lo || cfa > hi) return false;
@@ -280,7 +281,7 @@ bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, size_t max, si
 
 }  // namespace
 
-__attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
+__attribute__((noinline)) STREAMHAZ_HOT size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
   max = std::min(max, kMaxUnwound);
   if (max == 0) return 0;
   // The CFA of this very frame: where the learned walk starts and the slow one learns from.

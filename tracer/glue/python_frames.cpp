@@ -1,4 +1,5 @@
 #include "python_frames.h"
+#include "streamhaz/tracer/hot_path.h"
 
 #include <dlfcn.h>
 
@@ -81,7 +82,7 @@ std::string PythonFrames::version() const {
          std::to_string((hexversion_ >> 8) & 0xFF);
 }
 
-size_t PythonFrames::capture(RawFrame* out, size_t max) const {
+STREAMHAZ_HOT size_t PythonFrames::capture(RawFrame* out, size_t max) const {
   if (!attached_) return 0;
   const void* tstate = this_thread_state_();  // thread-specific storage: no GIL needed
   if (!tstate) return 0;

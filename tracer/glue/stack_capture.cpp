@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "streamhaz/tracer/hot_path.h"
 #include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
@@ -49,7 +50,7 @@ void StackCapture::prepare(StackNeed need) {
 
 void StackCapture::clear() { prepared.ready = false; }
 
-size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
+STREAMHAZ_HOT size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
   size_t n = 0;
   auto take_native = [&] {
     if (!prepared.ready) return;

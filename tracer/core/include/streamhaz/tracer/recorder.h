@@ -19,6 +19,7 @@
 #include "streamhaz/trace/records.h"
 #include "streamhaz/tracer/allocation_index.h"
 #include "streamhaz/tracer/flat_map.h"
+#include "streamhaz/tracer/hot_path.h"
 #include "streamhaz/tracer/self_profile.h"
 #include "streamhaz/tracer/allocator_history.h"
 #include "streamhaz/tracer/call_clock.h"
@@ -147,12 +148,12 @@ class Recorder {
   void stream_named(StreamRef s, std::string_view name);
   void event_created(uint64_t event, uint32_t flags);
   void event_destroyed(uint64_t event);
-  void event_recorded(uint64_t event, StreamRef s);
-  void event_waited(StreamRef s, uint64_t event);
-  void event_synchronized(uint64_t event);
-  void event_queried(uint64_t event, bool complete);
-  void stream_synchronized(StreamRef s);
-  void stream_queried(StreamRef s, bool complete);
+  STREAMHAZ_HOT void event_recorded(uint64_t event, StreamRef s);
+  STREAMHAZ_HOT void event_waited(StreamRef s, uint64_t event);
+  STREAMHAZ_HOT void event_synchronized(uint64_t event);
+  STREAMHAZ_HOT void event_queried(uint64_t event, bool complete);
+  STREAMHAZ_HOT void stream_synchronized(StreamRef s);
+  STREAMHAZ_HOT void stream_queried(StreamRef s, bool complete);
   void device_synchronized(uint32_t device);
 
   // Set once, before recording starts.
@@ -176,9 +177,9 @@ class Recorder {
   int open_captures() const { return open_captures_.load(std::memory_order_relaxed); }
 
   // Operations on streams. `correlation` joins the later activity timestamps (0: none).
-  void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
-  void memcpy_issued(StreamRef s, uint64_t correlation, trace::Memcpy m);
-  void memset_issued(StreamRef s, uint64_t correlation, trace::Memset m);
+  STREAMHAZ_HOT void kernel_launched(StreamRef s, uint64_t correlation, const KernelLaunch& k);
+  STREAMHAZ_HOT void memcpy_issued(StreamRef s, uint64_t correlation, trace::Memcpy m);
+  STREAMHAZ_HOT void memset_issued(StreamRef s, uint64_t correlation, trace::Memset m);
   void host_func_launched(StreamRef s);
   // Graphs are named in the trace by a serial per captured graph, not by their CUgraph handle:
   // PyTorch destroys a graph once it is instantiated, and a later capture may get its handle.
@@ -224,7 +225,7 @@ class Recorder {
   void stop_counting_pattern_steps();
 
   // GPU interval of the operation(s) an API call with this correlation id issued.
-  void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
+  STREAMHAZ_HOT void activity(uint64_t correlation, uint64_t start_ns, uint64_t end_ns);
   // Whether operations issued from now on will get activity (GPU times sampled or off): those
   // that will not are not kept waiting for it.
   void set_timings_expected(bool expected) { timings_expected_.store(expected, std::memory_order_relaxed); }
@@ -370,22 +371,22 @@ class Recorder {
     else sink_.add(r);
     if (pattern_) [[unlikely]] count_pattern(r, site);
   }
-  trace::CallsiteId emit_with_stack(const trace::Record& r);  // the record's call site, 0: none
-  void count_pattern(const trace::Record& r, trace::CallsiteId site);
+  STREAMHAZ_HOT trace::CallsiteId emit_with_stack(const trace::Record& r);  // the record's call site, 0: none
+  STREAMHAZ_HOT void count_pattern(const trace::Record& r, trace::CallsiteId site);
   // Without the lock, after a call that may have completed the pattern: calls its `found`.
   void announce_pattern_steps() {
     if (pattern_found_.load(std::memory_order_relaxed)) [[unlikely]] hand_pattern_steps_over();
   }
   void hand_pattern_steps_over();
-  ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
+  STREAMHAZ_HOT ThreadState& thread_state();  // also writes HostThread when the issuing thread changes
   // The calling thread's state without a HostThread record, for calls that record no
   // operation (NCCL nesting, NVTX ranges: at most a StringDef): the thread's next operation
   // writes the HostThread record where it matters.
   ThreadState& quiet_thread_state();
-  trace::StreamId stream_id(ThreadState& t, StreamRef s);  // through the thread's cache
+  STREAMHAZ_HOT trace::StreamId stream_id(ThreadState& t, StreamRef s);  // through the thread's cache
   trace::StreamId stream_id(StreamRef s);
   trace::StreamId new_stream(StreamKey key, uint32_t device, uint32_t flags, int32_t priority);
-  trace::EventId event_id(ThreadState& t, uint64_t event);  // through the thread's cache
+  STREAMHAZ_HOT trace::EventId event_id(ThreadState& t, uint64_t event);  // through the thread's cache
   trace::EventId event_id(uint64_t event);
   trace::StringId intern(std::string_view text);
   // A kernel function's name and operand array (operand_roles.h), looked up once per function.
@@ -394,16 +395,16 @@ class Recorder {
     int operand_array = -1;
     int unfilled_slots = -1;  // operand_roles.h
   };
-  KernelFunction kernel_function(const KernelLaunch& k);
-  void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
+  STREAMHAZ_HOT KernelFunction kernel_function(const KernelLaunch& k);
+  STREAMHAZ_HOT void emit_kernel(ThreadState& t, StreamRef s, uint64_t correlation, const KernelLaunch& k,
                    const std::vector<KernelRange>* exact, trace::FootprintTier exact_tier = trace::FootprintTier::Exact);
-  trace::OpCommon op_common(ThreadState& t, StreamRef s);
+  STREAMHAZ_HOT trace::OpCommon op_common(ThreadState& t, StreamRef s);
   void lend_to_nccl(ThreadState& t, StreamRef s, uint64_t correlation);
   CommState& comm_state(uint64_t comm);
   void record_nccl(ThreadState& t, trace::Nccl& n);
   // Whether activity will come for this correlation (GPU times on); bounds the pending tables.
-  bool will_get_activity(uint64_t correlation);
-  void expect_activity(uint64_t correlation, uint64_t seq);
+  STREAMHAZ_HOT bool will_get_activity(uint64_t correlation);
+  STREAMHAZ_HOT void expect_activity(uint64_t correlation, uint64_t seq);
 
   // Read or written by every call, and together so that a call made after the program's own work
   // has evicted the tracer's data costs few cache misses.
@@ -430,7 +431,7 @@ class Recorder {
     bool keep = false;  // graph launches: every node reports the launch's correlation
   };
   std::unordered_map<uint64_t, ManyOps> many_ops_;
-  std::vector<uint64_t> pointers_;                // scratch: the launch's pointer arguments
+  std::vector<uint64_t> pointers_;                // scratch: room for the launch's pointer arguments
   std::vector<trace::AccessMode> pointer_roles_;  // scratch: their roles (operand_roles.h)
   std::string filled_params_;  // scratch: arguments with the slots the launch did not fill zeroed (operand_roles.h)
   // The Kernel record is built in place and reused: its params keep their capacity, so a
@@ -473,6 +474,6 @@ class Recorder {
 };
 
 // The calling thread's kernel id (gettid), cached per thread.
-uint64_t current_thread_id();
+STREAMHAZ_HOT uint64_t current_thread_id();
 
 }  // namespace streamhaz::tracer

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "streamhaz/trace/records.h"
+#include "streamhaz/tracer/hot_path.h"
 #include "streamhaz/tracer/path_prefix_map.h"
 
 namespace streamhaz::tracer {
@@ -75,7 +76,7 @@ class StackTable {
 
   // The call site of `frames` (innermost first), defining what is new; 0 for no frames or
   // once the table is full (max_callsites: a program generating code without end).
-  trace::CallsiteId intern(std::span<const RawFrame> frames, StackSource& source);
+  STREAMHAZ_HOT trace::CallsiteId intern(std::span<const RawFrame> frames, StackSource& source);
 
   // The call site of frames known only by name (innermost first): a stack another recorder
   // took, such as PyTorch's allocator history. Frames of equal file, function and line share
