@@ -157,7 +157,7 @@ void ChunkEncoder::finish_into(std::string& out) {
   uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(payload_.data()), static_cast<uInt>(payload_.size()));
   layout::put_u32(head + 12, static_cast<uint32_t>(crc));
   out.append(head, sizeof head);
-  out.append(payload_.data(), payload_.size());
+  if (payload_.size()) out.append(payload_.data(), payload_.size());
   payload_.clear();
   records_ = 0;
   last_seq_ = last_ptr_ = last_timing_seq_ = last_start_ns_ = 0;

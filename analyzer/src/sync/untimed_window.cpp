@@ -24,7 +24,7 @@ std::optional<PatternClose> pattern_close(const RankRecords& rr) {
     if (p == j.end() || !p->is_object()) continue;
     auto number = [&](const char* key) {
       const auto v = p->find(key);
-      return v != p->end() && v->is_number_unsigned() ? v->get<uint64_t>() : 0;
+      return v != p->end() && v->is_number_integer() && v->get<int64_t>() > 0 ? v->get<uint64_t>() : 0;
     };
     PatternClose c{number("period"), number("periods"), number("seq")};
     if (c.period && c.seq) return c;
