@@ -472,7 +472,7 @@ namespace {
 // As setup_then_steps, but with no NVTX range: a broadcast and `setup_syncs` device
 // synchronisations first, then steps that each all-reduce twice (two bucket sizes) and end
 // waiting for their loss (cudaStreamSynchronize).
-TraceBuilder setup_then_unmarked_steps(int setup_syncs, int steps) {
+TraceBuilder setup_then_unmarked_steps(int setup_syncs, int steps, bool in_step_ranges = false) {
   TraceBuilder run(1);
   auto& r0 = run.rank(0);
   const StreamId c = r0.stream("compute"), r = r0.stream("reduction");
@@ -483,6 +483,7 @@ TraceBuilder setup_then_unmarked_steps(int setup_syncs, int steps) {
     r0.device_sync();
   }
   for (int i = 0; i < steps; ++i) {
+    if (in_step_ranges) r0.push_range("step");
     const EventId e = r0.event(), again = r0.event();
     r0.kernel(r, "write_x", {writes(x, 4096)}, 100);
     r0.record(e, r);
@@ -494,6 +495,7 @@ TraceBuilder setup_then_unmarked_steps(int setup_syncs, int steps) {
     r0.wait(c, again);  // redundant
     r0.kernel(c, "read_z", {reads(z, 4096)}, 10);
     r0.stream_sync(c);
+    if (in_step_ranges) r0.pop_range();
   }
   return run;
 }
@@ -522,9 +524,10 @@ TEST_CASE("oversync: without a step range, the steps are the repeating pattern o
 
 // setup_then_unmarked_steps as the tracer writes it where GPU times ended after the steps it
 // counted itself (`gpu_times_steps_from_pattern`, `period` calls a step): only the operations up
-// to the first step's end keep their GPU times.
-TraceBuilder times_ended_by_pattern(int period, bool with_meta) {
-  TraceBuilder full = setup_then_unmarked_steps(300, 5);
+// to the first step's end keep their GPU times. `said_seq`: the seq the entry names, if not that
+// step's end (a trace whose times were lost otherwise); `in_step_ranges`: the steps in NVTX ranges.
+TraceBuilder times_ended_by_pattern(int period, bool with_meta, uint64_t said_seq = 0, bool in_step_ranges = false) {
+  TraceBuilder full = setup_then_unmarked_steps(300, 5, in_step_ranges);
   uint64_t closed_at = 0;
   for (const Record& r : full.rank(0).records())
     if (const auto* s = std::get_if<StreamSync>(&r); s && !closed_at) closed_at = s->seq;
@@ -534,7 +537,7 @@ TraceBuilder times_ended_by_pattern(int period, bool with_meta) {
     cut.rank(0).add(r);
     if (const auto* s = std::get_if<StreamSync>(&r); with_meta && s && s->seq == closed_at)
       cut.rank(0).add(Meta{nlohmann::json{{"gpu_times_steps_from_pattern",
-                                           {{"period", period}, {"periods", 4}, {"seq", closed_at}}}}
+                                           {{"period", period}, {"periods", 4}, {"seq", said_seq ? said_seq : closed_at}}}}
                                .dump()});
   }
   return cut;
@@ -563,6 +566,15 @@ TEST_CASE("oversync: judged steps after GPU times the tracer ended by its own st
   const SyncReport unexplained = sync_report(times_ended_by_pattern(2, false));
   CHECK(warns(unexplained, "the traces hold no GPU times"));
   CHECK_FALSE(warns(unexplained, "the tracer took"));
+  // The tracer's word names a call inside the judged steps: their times went elsewhere (a cut),
+  // and the pattern is not the reason.
+  const SyncReport timed_through = sync_report(times_ended_by_pattern(2, true, 1u << 20));
+  CHECK(warns(timed_through, "the traces hold no GPU times"));
+  CHECK_FALSE(warns(timed_through, "the tracer took"));
+  // Steps from an NVTX range (which began after the tracer's pattern closed the times).
+  const SyncReport ranged = sync_report(times_ended_by_pattern(2, true, 0, true));
+  CHECK(warns(ranged, "the tracer took 2 collectives"));
+  CHECK(warns(ranged, "check judges steps 2 to 5 of 5 from the NVTX range, issued after them"));
 }
 
 TEST_CASE("oversync: a trace whose calls do not repeat is judged from its start", "[oversync][steps]") {

@@ -281,7 +281,7 @@ STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, 
 
 }  // namespace
 
-__attribute__((noinline)) STREAMHAZ_HOT size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
+STREAMHAZ_HOT __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max) {
   max = std::min(max, kMaxUnwound);
   if (max == 0) return 0;
   // The CFA of this very frame: where the learned walk starts and the slow one learns from.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,15 @@ class ChunkEncoder {
   // the most it can take, is written through a pointer, and gives back what it did not use.
   class Bytes {
    public:
+    Bytes() = default;
+    Bytes(Bytes&& other) noexcept
+        : data_(std::move(other.data_)), size_(std::exchange(other.size_, 0)), capacity_(std::exchange(other.capacity_, 0)) {}
+    Bytes& operator=(Bytes&& other) noexcept {
+      data_ = std::move(other.data_);
+      size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
+      return *this;
+    }
     [[gnu::hot]] char* extend(size_t n);  // n more bytes at the end, uninitialised; the pointer to them
     void shrink_to(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
     const char* data() const { return data_.get(); }
