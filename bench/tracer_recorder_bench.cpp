@@ -2,7 +2,9 @@
 // event_recorded driven as the glue drives them in an empty-kernel launch loop, through the
 // real Session (chunk buffer, background flusher, trace file in a temporary folder).
 // Prints ns per call, the median over batches. Built by bench/CMakeLists.txt.
-//   tracer_recorder_bench [batches=2000] [calls_per_batch=256]
+//   tracer_recorder_bench [batches=2000] [calls_per_batch=256] [evict_mib=8]
+// evict_mib: what the cold launch's "program work" writes before each call (8 MiB passes the
+// core's own caches; 64 MiB and more a large last-level cache and the TLB's reach).
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +74,7 @@ double activity_ns(Recorder& rec, int batches, int per_batch, uint64_t& corr, co
 int main(int argc, char** argv) {
   const int batches = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int per_batch = argc > 2 ? std::atoi(argv[2]) : 256;
+  const size_t evict_mib = argc > 3 ? static_cast<size_t>(std::max(1, std::atoi(argv[3]))) : 8;
   const fs::path dir = fs::temp_directory_path() / ("streamhaz-recorder-bench-" + std::to_string(getpid()));
   fs::remove_all(dir);
 
@@ -144,11 +147,11 @@ int main(int argc, char** argv) {
     k.params = foreach_params;
     launch_foreach = ns_per_call(rec, batches / 4, per_batch, corr, [&](uint64_t c) { rec.kernel_launched(s, c, k); }, true);
     // The elementwise launch as a real run makes it: the program's own work between two calls
-    // has pushed the tracer's tables out of the caches (here: 8 MiB written before each call),
+    // has pushed the tracer's tables out of the caches (`evict_mib` written before each call),
     // among 256 segments.
     for (uint64_t i = 32; i < 256; ++i) rec.allocated(streamhaz::trace::AllocKind::Device, kHeap + i * kSegment, kSegment, 0);
     k.params = elementwise_params;
-    std::vector<char> program_work(8 << 20);
+    std::vector<char> program_work(evict_mib << 20);
     std::vector<double> cold;
     for (int i = 0; i < batches; ++i) {
       std::memset(program_work.data(), i, program_work.size());
@@ -167,10 +170,10 @@ int main(int argc, char** argv) {
   std::printf("kernel_launched_ns_median=%.1f kernel_launched_params24_ns_median=%.1f "
               "kernel_launched_pointers3_ns_median=%.1f kernel_launched_foreach144_ns_median=%.1f kernel_launched_pointers3_cold_ns_median=%.1f event_recorded_ns_median=%.1f activity_ns_median=%.1f "
               "stream_synchronized_ns_median=%.1f stream_synchronized_counting_steps_ns_median=%.1f "
-              "batches=%d per_batch=%d seqs=%llu "
+              "batches=%d per_batch=%d evict_mib=%zu seqs=%llu "
               "trace_bytes=%llu\n",
               launch, launch_params, launch_elementwise, launch_foreach, launch_cold, record, activity, sync, sync_counting,
-              batches, per_batch,
+              batches, per_batch, evict_mib,
               static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(bytes));
   return 0;
