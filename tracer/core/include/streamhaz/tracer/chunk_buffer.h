@@ -16,8 +16,8 @@ class ChunkBuffer : public RecordSink {
  public:
   explicit ChunkBuffer(size_t chunk_bytes = 64 * 1024) : chunk_bytes_(chunk_bytes) {}
   STREAMHAZ_HOT void add(const trace::Record& r) override;
-  STREAMHAZ_HOT void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs, std::span<const trace::AccessMode> modes,
-                            trace::FootprintTier tier) override;
+  STREAMHAZ_HOT void add_pointer_accesses(uint64_t op_seq, std::span<const uint64_t> ptrs,
+                                          std::span<const trace::AccessMode> modes, trace::FootprintTier tier) override;
   // Appends the finished chunks to `out` (and the partial one too if `include_partial`).
   void take(std::string& out, bool include_partial);
   uint64_t records() const { return records_; }
