@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,34 @@ using streamhaz::analysis::AnalysisOptions;
 using streamhaz::analysis::AnalysisResult;
 using streamhaz::analysis::Finding;
 
+// Every folder fresh_dir() handed out, removed when the test process exits: a test that stops
+// at a failed REQUIRE, or keeps its folder to the end, leaves nothing in the temporary folder.
+class TempDirs {
+ public:
+  std::filesystem::path add(std::filesystem::path dir) {
+    std::lock_guard lock(mu_);
+    dirs_.push_back(dir);
+    return dir;
+  }
+  ~TempDirs() {
+    for (const auto& dir : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::filesystem::path> dirs_;
+};
+
 inline std::filesystem::path fresh_dir() {
   static std::atomic<int> counter{0};
+  static TempDirs made;
   auto dir = std::filesystem::temp_directory_path() /
              ("streamhaz-analyzer-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
-  return dir;
+  return made.add(dir);
 }
 
 inline AnalysisResult analyze_run(const TraceBuilder& run, const AnalysisOptions& options = {}) {

@@ -107,7 +107,17 @@ nlohmann::json test_header() {
 }
 
 std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("streamhaz-format-tests-" + std::to_string(getpid()));
+  // One folder per test process, removed when it exits.
+  struct ProcessDir {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("streamhaz-format-tests-" + std::to_string(getpid()));
+    ~ProcessDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const ProcessDir process_dir;
+  const std::filesystem::path& dir = process_dir.path;
   std::filesystem::create_directories(dir);
   auto path = dir / name;
   std::filesystem::remove(path);
