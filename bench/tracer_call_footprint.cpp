@@ -45,11 +45,7 @@ struct TwelveFrames : StackSource {
 
 int main() {
   const fs::path dir = fs::temp_directory_path() / ("streamhaz-call-footprint-" + std::to_string(getpid()));
-  ProcessIdentity who;
-  who.rank = 0;
-  who.world_size = 1;
-  who.pid = getpid();
-  who.host = "bench";
+  const ProcessIdentity who{.rank = 0, .world_size = 1, .pid = getpid(), .host = "bench", .command = {}};
   SessionOptions options;
   options.out_dir = dir.string();
   options.flush_period = std::chrono::milliseconds(0);  // no flusher thread: one thread's accesses

@@ -78,11 +78,7 @@ int main(int argc, char** argv) {
   const fs::path dir = fs::temp_directory_path() / ("streamhaz-recorder-bench-" + std::to_string(getpid()));
   fs::remove_all(dir);
 
-  ProcessIdentity who;
-  who.rank = 0;
-  who.world_size = 1;
-  who.pid = getpid();
-  who.host = "bench";
+  const ProcessIdentity who{.rank = 0, .world_size = 1, .pid = getpid(), .host = "bench", .command = {}};
   SessionOptions options;
   options.out_dir = dir.string();
   options.flush_period = std::chrono::milliseconds(100);  // the flusher runs during the loops

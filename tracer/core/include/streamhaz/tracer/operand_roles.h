@@ -44,7 +44,8 @@ std::pair<size_t, size_t> unfilled_slot_bytes(const std::vector<std::pair<size_t
 // Write for the output, Read for an input, ReadWrite (unknown) otherwise: a pointer outside the
 // operand array, or any pointer when the layout does not show the array. A pointer that is
 // output and input (in place) is Write.
-STREAMHAZ_HOT void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout, int array_param,
-                   std::span<const uint64_t> pointers, std::vector<trace::AccessMode>& roles);
+STREAMHAZ_HOT void operand_roles(std::string_view params, const std::vector<std::pair<size_t, size_t>>* layout,
+                                 int array_param, std::span<const uint64_t> pointers,
+                                 std::vector<trace::AccessMode>& roles);
 
 }  // namespace streamhaz::tracer
