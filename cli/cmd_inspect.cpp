@@ -114,6 +114,10 @@ void print_tracer_profile(const TraceStats& s, std::ostream& out) {
                        "them checks of a learned walk, {} differing)\n",
                        count_field(*u, "fast"), count_field(*u, "truncated"), count_field(*u, "through_varying"),
                        count_field(*u, "slow"), count_field(*u, "checked"), count_field(*u, "differed"));
+    if (u->contains("frames_recalled"))
+      out << fmt::format("    frames read by learned walks: {} recalled from their thread's recent walks, {} asked of "
+                         "the frame-size table\n",
+                         count_field(*u, "frames_recalled"), count_field(*u, "frames_asked"));
     if (auto f = u->find("failed"); f != u->end() && f->is_object())
       out << fmt::format("    learned walks that failed: in the CUDA plumbing {} at an unknown address and {} at a size "
                          "that varies, in the program's frames {} and {}, {} off the stack\n",

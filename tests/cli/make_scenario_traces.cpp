@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
                                           {"checked", 2},
                                           {"differed", 0},
                                           {"truncated", 5}, {"through_varying", 7},
+                                          {"frames_recalled", 1500}, {"frames_asked", 300},
                                           {"failed",
                                            {{"plumbing_unknown", 1},
                                             {"plumbing_varies", 2},

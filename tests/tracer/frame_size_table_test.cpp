@@ -197,3 +197,92 @@ TEST_CASE("learned walk: a frame of varying size is stepped over where this thre
     CHECK(seen.find(0xD000 + VaryingFrameSizes::kEntries - 1, 64).size == 16);
   }
 }
+
+TEST_CASE("learned walk: a thread's recent walks answer for the frames they share with this one") {
+  FakeStack st;
+  FrameSizeTable t(8);
+  st.put(56, 0xA0);   // A: 96 bytes, the CUDA plumbing
+  st.put(152, 0xB0);  // B: 32 bytes
+  st.put(184, 0xC0);  // C: outermost
+  t.learn(0xA0, 96);
+  t.learn(0xB0, 32);
+  t.learn_outermost(0xC0);
+  size_t asks = 0;
+  auto skip_a = [&asks](uint64_t ip, size_t kept) {
+    ++asks;
+    return kept > 0 || ip != 0xA0;
+  };
+  RecentWalks recent;
+  uint64_t ips[16];
+  auto walk = [&](size_t truncate_at = SIZE_MAX) {
+    asks = 0;
+    return walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, truncate_at, nullptr, &recent);
+  };
+  LearnedWalk first = walk();
+  REQUIRE(first.ok);
+  CHECK(first.n == 3);
+  CHECK(first.first_kept == 1);
+  CHECK(first.asked == 3);
+  CHECK(first.recalled == 0);
+
+  SECTION("the same walk again: every answer recalled, keep() not asked") {
+    LearnedWalk again = walk();
+    REQUIRE(again.ok);
+    CHECK(again.n == 3);
+    CHECK(again.first_kept == 1);
+    CHECK(again.recalled == 3);
+    CHECK(again.asked == 0);
+    CHECK(asks == 0);
+    CHECK(ips[0] == 0xA0);
+    CHECK(ips[2] == 0xC0);
+  }
+  SECTION("another caller from the second frame on: the first recalled, the rest asked, and left for the next") {
+    st.put(152, 0xB1);  // B': 40 bytes, then D outermost
+    st.put(192, 0xD0);
+    t.learn(0xB1, 40);
+    t.learn_outermost(0xD0);
+    // Learning changed the table: nothing is recalled until a walk has read it again.
+    LearnedWalk other = walk();
+    REQUIRE(other.ok);
+    CHECK(other.recalled == 0);
+    REQUIRE(other.n == 3);
+    CHECK(ips[1] == 0xB1);
+    CHECK(ips[2] == 0xD0);
+    st.put(152, 0xB0);  // back to B: A recalled, B and C asked
+    LearnedWalk back = walk();
+    REQUIRE(back.ok);
+    CHECK(back.recalled == 1);
+    CHECK(back.asked == 2);
+    CHECK(ips[2] == 0xC0);
+    CHECK(walk().recalled == 3);
+  }
+  SECTION("a size marked as varying since: not recalled, and the walk fails as without them") {
+    t.learn(0xB0, 40);
+    LearnedWalk changed = walk();
+    CHECK_FALSE(changed.ok);
+    CHECK(changed.failed_on == FrameSizeTable::kVaries);
+    CHECK(changed.recalled == 0);
+  }
+  SECTION("every size forgotten since: not recalled") {
+    t.forget_all();
+    CHECK_FALSE(walk().ok);
+  }
+  SECTION("a walk from another depth does not use them") {
+    st.put(64, 0xA0);  // a frame of 8 more bytes below A
+    t.learn(0xA0, 96);
+    asks = 0;
+    LearnedWalk deeper = walk_learned_frames(t, st.at(72), st.lo(), st.hi(), ips, 16, 16, skip_a,
+                                             SIZE_MAX, nullptr, &recent);
+    CHECK(deeper.recalled == 0);
+  }
+  SECTION("a walk that ended at a frame of no size leaves that answer, and a size learned later is used") {
+    st.put(152, 0xBAD);
+    CHECK_FALSE(walk().ok);
+    CHECK_FALSE(walk().ok);  // recalled as unknown, as the table says
+    t.learn(0xBAD, 32);
+    LearnedWalk learned = walk();
+    REQUIRE(learned.ok);
+    CHECK(learned.recalled == 0);
+    CHECK(ips[1] == 0xBAD);
+  }
+}

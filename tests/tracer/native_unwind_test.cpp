@@ -2,6 +2,7 @@
 // every call walks both (check period 1) and the unwinder counts where they differ.
 #include <alloca.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <thread>
 
@@ -49,6 +50,22 @@ __attribute__((noinline)) size_t dynamic_frame(size_t bytes, int depth, RawFrame
   volatile char* pad = static_cast<volatile char*>(alloca(bytes));
   pad[0] = char(depth);
   size_t n = small_frame(depth, out);
+  sink = pad[0];
+  return n;
+}
+
+// Two callers of one chain with frames of one size: walks from them start at the same depth.
+__attribute__((noinline)) size_t via_a(RawFrame* out) {
+  volatile char pad[40];
+  pad[0] = 'a';
+  size_t n = small_frame(3, out);
+  sink = pad[0];
+  return n;
+}
+__attribute__((noinline)) size_t via_b(RawFrame* out) {
+  volatile char pad[40];
+  pad[0] = 'b';
+  size_t n = small_frame(3, out);
   sink = pad[0];
   return n;
 }
@@ -181,5 +198,41 @@ TEST_CASE("native unwinding: other threads walk their own stacks") {
   });
   t.join();
   CHECK(unwind_counts().differed == before.differed);
+  set_unwind_check_period(256);
+}
+
+TEST_CASE("native unwinding: a walk recalls what the thread's last walk from its depth read, up to where they part") {
+  constexpr int kRounds = 10;
+  RawFrame walks[kRounds][24];
+  size_t n[kRounds];
+  UnwindCounts before[kRounds], after[kRounds];
+  int rounds = kRounds;
+  asm("" : "+r"(rounds));  // one call site per caller: the same return addresses every round
+  for (int i = 0; i < rounds; ++i) {  // a, b, a, b...: the same depth, the other caller each time
+    // Learned (and checked against libgcc) in the first rounds, then learned walks alone, then
+    // checked again.
+    set_unwind_check_period(i < 2 || i >= 8 ? 1 : 0);
+    before[i] = unwind_counts();
+    n[i] = i % 2 == 0 ? via_a(walks[i]) : via_b(walks[i]);
+    after[i] = unwind_counts();
+  }
+  for (int i = 3; i < 8; ++i) {
+    CHECK(after[i].slow == before[i].slow);
+    // The frames below the callers are recalled; from the caller on they are asked again.
+    CHECK(after[i].frames_recalled - before[i].frames_recalled >= 5);
+    CHECK(after[i].frames_asked > before[i].frames_asked);
+  }
+  for (int i = 8; i < kRounds; ++i) {  // libgcc agrees with walks that recall
+    CHECK(after[i].checked == before[i].checked + 1);
+    CHECK(after[i].differed == before[i].differed);
+    CHECK(after[i].frames_recalled > before[i].frames_recalled);
+  }
+  bool parted = false;
+  for (int r = 2; r < kRounds; ++r) {
+    REQUIRE(n[r] == n[r % 2]);
+    for (size_t i = 0; i < n[r]; ++i) CHECK(walks[r][i].key == walks[r % 2][i].key);
+  }
+  for (size_t i = 0; i < std::min(n[0], n[1]); ++i) parted = parted || walks[0][i].key != walks[1][i].key;
+  CHECK(parted);
   set_unwind_check_period(256);
 }

@@ -76,6 +76,7 @@ void on_exit() {
     s.session->recorder().meta(nlohmann::json{{"native_unwinds", {{"fast", u.fast}, {"slow", u.slow}, {"checked", u.checked},
                                                                   {"differed", u.differed}, {"sizes_learned", u.sizes_learned},
                                                                   {"truncated", u.truncated}, {"through_varying", u.through_varying},
+                                                                  {"frames_recalled", u.frames_recalled}, {"frames_asked", u.frames_asked},
                                                                   {"failed", {{"plumbing_unknown", u.failed_plumbing_unknown},
                                                                               {"plumbing_varies", u.failed_plumbing_varies},
                                                                               {"unknown", u.failed_unknown},

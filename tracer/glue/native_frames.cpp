@@ -136,6 +136,8 @@ std::pair<uint64_t, uint64_t> thread_stack() {
 
 std::atomic<uint32_t> verify_every{256};
 std::atomic<uint64_t> fast_walks{0}, slow_walks{0}, verified{0}, mismatches{0}, truncated_walks{0};
+// Frames that learned walks read: answered from their thread's recent walks, or asked for.
+std::atomic<uint64_t> frames_recalled{0}, frames_asked{0};
 // Why learned walks failed: an address of no known size before any program frame (in the CUDA
 // plumbing) or after; a size that varies, likewise; a frame off the stack.
 std::atomic<uint64_t> failed_plumbing_unknown{0}, failed_plumbing_varies{0}, failed_unknown{0}, failed_varies{0},
@@ -163,6 +165,8 @@ FrameSizeTable& frame_sizes() {
 
 // Trivially destructible: a thread's last CUDA call may come during its exit.
 thread_local VaryingFrameSizes varying_sizes;
+thread_local RecentWalks recent_walks;
+std::atomic<bool> recall_walks{true};
 std::atomic<uint64_t> varying_stepped{0};
 
 }  // namespace
@@ -265,7 +269,10 @@ STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, 
   uint64_t ips[256];
   const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
                                             [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); },
-                                            kTruncateAt, &varying_sizes);
+                                            kTruncateAt, &varying_sizes,
+                                            recall_walks.load(std::memory_order_relaxed) ? &recent_walks : nullptr);
+  frames_recalled.fetch_add(w.recalled, std::memory_order_relaxed);
+  frames_asked.fetch_add(w.asked, std::memory_order_relaxed);
   if (!w.ok) {
     count_failure(w);
     return false;
@@ -273,9 +280,7 @@ STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, 
   truncated = w.truncated;
   if (w.varying) varying_stepped.fetch_add(1, std::memory_order_relaxed);
   n = 0;
-  size_t i = 0;
-  while (i < w.n && modules.is_cuda_plumbing(ips[i])) ++i;
-  for (; i < w.n && n < max; ++i) out[n++] = RawFrame{trace::FrameKind::Native, ips[i], 0, 0};
+  for (size_t i = w.first_kept; i < w.n && n < max; ++i) out[n++] = RawFrame{trace::FrameKind::Native, ips[i], 0, 0};
   return true;
 }
 
@@ -334,6 +339,8 @@ STREAMHAZ_HOT __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& 
 
 void set_unwind_check_period(uint32_t every) { verify_every.store(every, std::memory_order_relaxed); }
 
+void set_recent_walks(bool on) { recall_walks.store(on, std::memory_order_relaxed); }
+
 UnwindCounts unwind_counts() {
   UnwindCounts u{fast_walks.load(), slow_walks.load(),         verified.load(),
                  mismatches.load(), frame_sizes().learned(), truncated_walks.load()};
@@ -343,6 +350,8 @@ UnwindCounts unwind_counts() {
   u.failed_varies = failed_varies.load();
   u.failed_off_stack = failed_off_stack.load();
   u.through_varying = varying_stepped.load();
+  u.frames_recalled = frames_recalled.load();
+  u.frames_asked = frames_asked.load();
   return u;
 }
 

@@ -57,6 +57,9 @@ inline constexpr size_t kMaxUnwound = 64;
 size_t unwind_program_frames(ModuleMap& modules, RawFrame* out, size_t max);
 
 void set_unwind_check_period(uint32_t every);
+// Whether learned walks recall what their thread's recent walks read (recent_walks.h; on by
+// default): off only to measure what recalling saves (bench/tracer_unwind_bench.cpp).
+void set_recent_walks(bool on);
 struct UnwindCounts {
   uint64_t fast = 0, slow = 0;     // walks by learned sizes, by libgcc
   uint64_t checked = 0, differed = 0;  // slow walks compared with a fast one, and found different
@@ -69,6 +72,8 @@ struct UnwindCounts {
            failed_off_stack = 0;
   // Learned walks that stepped over a frame of varying size where their thread saw it before.
   uint64_t through_varying = 0;
+  // Frames learned walks read, answered from their thread's recent walks or asked of the table.
+  uint64_t frames_recalled = 0, frames_asked = 0;
 };
 UnwindCounts unwind_counts();
 

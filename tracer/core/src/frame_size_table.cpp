@@ -36,6 +36,7 @@ void FrameSizeTable::store(uint64_t ip, uint32_t size, bool only_if_new, bool& c
       size = kVaries;
     }
     s.value.store(gen << 32 | size, std::memory_order_release);
+    changes_.fetch_add(1, std::memory_order_acq_rel);
     return;
   }
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "streamhaz/tracer/recent_walks.h"
 #include "streamhaz/tracer/varying_frame_sizes.h"
 
 namespace streamhaz::tracer {
@@ -35,8 +36,14 @@ class FrameSizeTable {
   // The size learned for `ip`, or kUnknown / kVaries / kOutermost.
   uint32_t find(uint64_t ip) const;
   // Forgets every size (objects were unloaded: an address may now hold other code).
-  void forget_all() { generation_.fetch_add(1, std::memory_order_acq_rel); }
+  void forget_all() {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    changes_.fetch_add(1, std::memory_order_acq_rel);
+  }
   size_t learned() const { return learned_.load(std::memory_order_relaxed); }
+  // How many times an answer of find() changed (an address learned, a size marked as varying,
+  // every size forgotten): what a thread remembers of earlier answers holds while it stays.
+  uint64_t changes() const { return changes_.load(std::memory_order_acquire); }
 
  private:
   struct Slot {
@@ -48,6 +55,7 @@ class FrameSizeTable {
   size_t mask_;
   std::atomic<uint32_t> generation_{1};
   std::atomic<size_t> learned_{0};
+  std::atomic<uint64_t> changes_{0};
 };
 
 // A fast walk's result: `n` return addresses in `ips`, innermost first.
@@ -59,7 +67,9 @@ struct LearnedWalk {
   // kMaxSize + 1 for a CFA off the stack) and how many kept addresses it held then.
   uint32_t failed_on = 0;
   size_t kept = 0;
+  size_t first_kept = 0;  // the index of the first address keep() took (n: none)
   size_t varying = 0;  // frames of varying size stepped over by what this thread saw before
+  size_t recalled = 0, asked = 0;  // frames whose answers came from `recent`, and the others
 };
 
 // Walks outward from `cfa` (a CFA on the calling thread's stack), reading words only inside
@@ -70,18 +80,64 @@ struct LearnedWalk {
 // (`truncated`). A frame whose size varies (alloca, stack realignment) deep in a thread's
 // stack would otherwise send every walk through it to the slow unwinder. A frame of varying
 // size is stepped over where `varying` (this thread's) saw it at this very place, its caller's
-// return address still above it (varying_frame_sizes.h).
+// return address still above it (varying_frame_sizes.h). With `recent` (this thread's), the
+// answers of the table and of keep() for the frames an earlier walk from this depth also read
+// come from there, and this walk's answers are left there (recent_walks.h).
 template <class Keep>
 LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t* ips,
                                 size_t capacity, size_t max, Keep&& keep, size_t truncate_at = SIZE_MAX,
-                                const VaryingFrameSizes* varying = nullptr) {
+                                const VaryingFrameSizes* varying = nullptr, RecentWalks* recent = nullptr) {
   LearnedWalk w;
   size_t kept = 0;
   uint64_t expected_ip = 0;  // after a frame of varying size: its caller's return address as seen
+  // The slot of this walk's depth: recalled from while it holds this walk's addresses, and
+  // refilled from the first frame that differs.
+  RecentWalks::Walk* slot = nullptr;
+  bool recalling = false;
+  const uint64_t changes = table.changes();
+  if (recent && cfa <= hi) {
+    slot = &recent->slot(hi - cfa);
+    recalling = slot->depth == hi - cfa && slot->changes == changes;
+    if (!recalling) {
+      slot->depth = hi - cfa;
+      slot->changes = changes;
+      slot->n = 0;
+    }
+  }
+  // Asks the table and keep() about the frame at index w.n, or recalls what they said.
+  auto ask = [&](uint64_t ip, uint32_t& size, bool& keeps) {
+    const size_t i = w.n;
+    if (recalling && i < slot->n && slot->ips[i] == ip) {
+      size = slot->sizes[i];
+      keeps = slot->kept[i];
+      ++w.recalled;
+      return;
+    }
+    size = table.find(ip);
+    keeps = keep(ip, kept);
+    ++w.asked;
+    if (!slot || i >= RecentWalks::kFrames) return;
+    recalling = false;
+    slot->ips[i] = ip;
+    slot->sizes[i] = size;
+    slot->kept[i] = keeps;
+    slot->n = uint32_t(i + 1);
+  };
+  w.first_kept = SIZE_MAX;
+  auto take = [&](uint64_t ip, bool keeps) {
+    if (keeps && w.first_kept == SIZE_MAX) w.first_kept = w.n;
+    ips[w.n++] = ip;
+    if (keeps) ++kept;
+  };
+  auto finish = [&](bool ok) {
+    w.ok = ok;
+    if (w.first_kept == SIZE_MAX) w.first_kept = w.n;
+    return w;
+  };
   while (w.n < capacity && kept < max) {
     if (cfa < lo + 8 || cfa > hi) {
       w.failed_on = FrameSizeTable::kMaxSize + 1;
-      return w;
+      return finish(false);
     }
     uint64_t ip;
     __builtin_memcpy(&ip, reinterpret_cast<const void*>(cfa - 8), sizeof ip);
@@ -89,14 +145,16 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
       if (kept < truncate_at) {
         w.failed_on = FrameSizeTable::kVaries;
         w.kept = kept;
-        return w;
+        return finish(false);
       }
       w.truncated = true;
       break;
     }
     expected_ip = 0;
     if (ip == 0) break;
-    uint32_t size = table.find(ip);
+    uint32_t size;
+    bool keeps;
+    ask(ip, size, keeps);
     if (size == FrameSizeTable::kVaries && varying) {
       if (const VaryingFrameSizes::Seen seen = varying->find(ip, cfa); seen.size) {
         size = seen.size;
@@ -105,22 +163,20 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
       }
     }
     if (size == FrameSizeTable::kUnknown || size == FrameSizeTable::kVaries) {
-      if (kept + 1 < truncate_at || !keep(ip, kept)) {
+      if (kept + 1 < truncate_at || !keeps) {
         w.failed_on = size;
         w.kept = kept;
-        return w;
+        return finish(false);
       }
-      ips[w.n++] = ip;
+      take(ip, keeps);
       w.truncated = true;
       break;
     }
-    ips[w.n++] = ip;
-    if (keep(ip, kept)) ++kept;
+    take(ip, keeps);
     if (size == FrameSizeTable::kOutermost) break;
     cfa += size;
   }
-  w.ok = true;
-  return w;
+  return finish(true);
 }
 
 }  // namespace streamhaz::tracer
