@@ -54,17 +54,11 @@ __attribute__((noinline)) size_t dynamic_frame(size_t bytes, int depth, RawFrame
   return n;
 }
 
-// Two callers of one chain with frames of one size: walks from them start at the same depth.
-__attribute__((noinline)) size_t via_a(RawFrame* out) {
+// Callers of one chain with frames of one size (one function per tag): walks from them start at
+// the same depth.
+template <char Tag> __attribute__((noinline)) size_t via(RawFrame* out) {
   volatile char pad[40];
-  pad[0] = 'a';
-  size_t n = small_frame(3, out);
-  sink = pad[0];
-  return n;
-}
-__attribute__((noinline)) size_t via_b(RawFrame* out) {
-  volatile char pad[40];
-  pad[0] = 'b';
+  pad[0] = Tag;
   size_t n = small_frame(3, out);
   sink = pad[0];
   return n;
@@ -213,7 +207,7 @@ TEST_CASE("native unwinding: a walk recalls what the thread's last walk from its
     // checked again.
     set_unwind_check_period(i < 2 || i >= 8 ? 1 : 0);
     before[i] = unwind_counts();
-    n[i] = i % 2 == 0 ? via_a(walks[i]) : via_b(walks[i]);
+    n[i] = i % 2 == 0 ? via<'a'>(walks[i]) : via<'b'>(walks[i]);
     after[i] = unwind_counts();
   }
   for (int i = 3; i < 8; ++i) {
