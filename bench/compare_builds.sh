@@ -6,7 +6,8 @@
 # so that the machine's drift over minutes (20-30 % between neighbouring runs on the lent
 # machines) falls on both builds alike. JOBS (default gpt-fsdp2,ipg-bucket) and SETTINGS (default:
 # default) are real_step_cost.sh's. Prints every run's ratio as it comes, then per job and
-# setting both builds' ratios and traced step times side by side.
+# setting both builds' ratios (median traced step over median paused step; and the median of
+# each traced step's ratio to its paused neighbours) and traced step times side by side.
 set -u -o pipefail
 build_a=$(cd "${1:?usage: compare_builds.sh BUILD_A BUILD_B [OUT_DIR]}" && pwd)
 build_b=$(cd "${2:?usage: compare_builds.sh BUILD_A BUILD_B [OUT_DIR]}" && pwd)
@@ -50,6 +51,10 @@ for name, by_build in sorted(runs.items()):
             return "no measurement"
         ratios = ", ".join(f"{r['ratio']:.3f}" for r in rs)
         traced = statistics.median(r["traced_ms"] for r in rs)
-        return f"ratio {statistics.median(r['ratio'] for r in rs):.3f} ({ratios}), traced steps {traced:.2f} ms"
+        # The pair ratio (each traced step over its paused neighbours) leaves out drift within a run.
+        pairs = [r["pair_ratio"] for r in rs if "pair_ratio" in r]
+        paired = f", pair ratio {statistics.median(pairs):.3f} ({', '.join(f'{p:.3f}' for p in pairs)})" if pairs else ""
+        return (f"ratio {statistics.median(r['ratio'] for r in rs):.3f} ({ratios}){paired}, "
+                f"traced steps {traced:.2f} ms")
     print(f"{name}: A {show('A')}; B {show('B')}")
 PY
