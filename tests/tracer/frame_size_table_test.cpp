@@ -267,6 +267,18 @@ TEST_CASE("learned walk: a thread's recent walks answer for the frames they shar
     t.forget_all();
     CHECK_FALSE(walk().ok);
   }
+  SECTION("keep() answering otherwise since (its version changed): not recalled, keep() asked again") {
+    asks = 0;
+    LearnedWalk asked = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, SIZE_MAX, nullptr,
+                                            &recent, /*keep_version=*/1);
+    REQUIRE(asked.ok);
+    CHECK(asked.recalled == 0);
+    CHECK(asks == 3);
+    asks = 0;
+    CHECK(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, SIZE_MAX, nullptr, &recent, 1)
+              .recalled == 3);
+    CHECK(asks == 0);
+  }
   SECTION("a walk from another depth does not use them") {
     st.put(64, 0xA0);  // a frame of 8 more bytes below A
     t.learn(0xA0, 96);

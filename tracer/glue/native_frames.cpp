@@ -218,6 +218,8 @@ bool ModuleMap::refresh() {
       scan);
   std::sort(scan->entries.begin(), scan->entries.end(), [](const Entry& a, const Entry& b) { return a.lo < b.lo; });
   current_.store(scan, std::memory_order_release);
+  // After the new list: a walk that reads the new count asks the new list.
+  scans_.fetch_add(1, std::memory_order_acq_rel);
   return old && scan->subs != old->subs;
 }
 
@@ -270,7 +272,9 @@ STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, 
   const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
                                             [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); },
                                             kTruncateAt, &varying_sizes,
-                                            recall_walks.load(std::memory_order_relaxed) ? &recent_walks : nullptr);
+                                            recall_walks.load(std::memory_order_relaxed) ? &recent_walks : nullptr,
+                                            modules.scans());
+  // Beside fast_walks' count (one cache line, which this thread then holds already).
   frames_recalled.fetch_add(w.recalled, std::memory_order_relaxed);
   frames_asked.fetch_add(w.asked, std::memory_order_relaxed);
   if (!w.ok) {

@@ -31,6 +31,8 @@ class ModuleMap {
   // Whether `pc` lies in the tracer, CUPTI, the driver or a shared CUDA runtime.
   bool is_cuda_plumbing(uint64_t pc) const;
   bool knows(uint64_t pc) const;
+  // How many times the list was rescanned: what it says of an address holds while this stays.
+  uint64_t scans() const { return scans_.load(std::memory_order_acquire); }
 
  private:
   struct Entry {
@@ -45,6 +47,7 @@ class ModuleMap {
   const Entry* lookup(uint64_t pc) const;
   // Replaced snapshots are kept (a reader may still hold one): one per load/unload seen.
   std::atomic<const Snapshot*> current_{nullptr};
+  std::atomic<uint64_t> scans_{0};
   std::mutex refresh_mu_;
 };
 

@@ -36,6 +36,8 @@ void FrameSizeTable::store(uint64_t ip, uint32_t size, bool only_if_new, bool& c
       size = kVaries;
     }
     s.value.store(gen << 32 | size, std::memory_order_release);
+    // Counted after: a walk that reads the new count finds the new answer, so it never keeps an
+    // old answer under the new count.
     changes_.fetch_add(1, std::memory_order_acq_rel);
     return;
   }

@@ -38,7 +38,7 @@ class FrameSizeTable {
   // Forgets every size (objects were unloaded: an address may now hold other code).
   void forget_all() {
     generation_.fetch_add(1, std::memory_order_acq_rel);
-    changes_.fetch_add(1, std::memory_order_acq_rel);
+    changes_.fetch_add(1, std::memory_order_acq_rel);  // after, as in store()
   }
   size_t learned() const { return learned_.load(std::memory_order_relaxed); }
   // How many times an answer of find() changed (an address learned, a size marked as varying,
@@ -82,11 +82,13 @@ struct LearnedWalk {
 // size is stepped over where `varying` (this thread's) saw it at this very place, its caller's
 // return address still above it (varying_frame_sizes.h). With `recent` (this thread's), the
 // answers of the table and of keep() for the frames an earlier walk from this depth also read
-// come from there, and this walk's answers are left there (recent_walks.h).
+// come from there, and this walk's answers are left there (recent_walks.h); `keep_version`
+// changes whenever keep() may answer otherwise for an address.
 template <class Keep>
 LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint64_t lo, uint64_t hi, uint64_t* ips,
                                 size_t capacity, size_t max, Keep&& keep, size_t truncate_at = SIZE_MAX,
-                                const VaryingFrameSizes* varying = nullptr, RecentWalks* recent = nullptr) {
+                                const VaryingFrameSizes* varying = nullptr, RecentWalks* recent = nullptr,
+                                uint64_t keep_version = 0) {
   LearnedWalk w;
   size_t kept = 0;
   uint64_t expected_ip = 0;  // after a frame of varying size: its caller's return address as seen
@@ -97,10 +99,11 @@ LearnedWalk walk_learned_frames(const FrameSizeTable& table, uint64_t cfa, uint6
   const uint64_t changes = table.changes();
   if (recent && cfa <= hi) {
     slot = &recent->slot(hi - cfa);
-    recalling = slot->depth == hi - cfa && slot->changes == changes;
+    recalling = slot->depth == hi - cfa && slot->changes == changes && slot->keep_version == keep_version;
     if (!recalling) {
       slot->depth = hi - cfa;
       slot->changes = changes;
+      slot->keep_version = keep_version;
       slot->n = 0;
     }
   }

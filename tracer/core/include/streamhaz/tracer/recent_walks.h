@@ -10,10 +10,12 @@
 // walk from that depth takes the answers from the slot for as long as it reads the very return
 // addresses the slot holds (a few adjacent lines), and asks again from the first one that differs.
 // Exact: a slot is used only while the table has changed no answer since it was filled
-// (FrameSizeTable::changes()).
+// (FrameSizeTable::changes()) and keep()'s answers stand (the walker's `keep_version`: for the
+// tracer's walks, the module map's scans, since a newly listed object may be CUDA plumbing).
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace streamhaz::tracer {
 
@@ -25,6 +27,7 @@ class RecentWalks {
   struct Walk {
     uint64_t depth = 0;    // the walk's start, as bytes below the top of the thread's stack
     uint64_t changes = 0;  // the table's change count when the answers were read
+    uint64_t keep_version = 0;  // and keep()'s
     uint32_t n = 0;        // frames held
     std::array<uint64_t, kFrames> ips{};
     std::array<uint32_t, kFrames> sizes{};  // what FrameSizeTable::find said
@@ -36,5 +39,7 @@ class RecentWalks {
  private:
   std::array<Walk, kSlots> walks_{};
 };
+// Kept per thread: a thread's last CUDA call may come during its exit, after destructors ran.
+static_assert(std::is_trivially_destructible_v<RecentWalks>);
 
 }  // namespace streamhaz::tracer
