@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "native_frames.h"
@@ -39,24 +40,24 @@ __attribute__((noinline)) size_t chain(int depth, RawFrame* out) {
   return n;
 }
 
-// Median ns a walk over `rounds` rounds, with recall on or off; `evict` written before each walk.
-double median_walk_ns(bool recall, int rounds, int walks, std::vector<char>& evict, std::vector<double>& other,
-                      bool recall_other) {
-  std::vector<double> mine;
+// Median ns a walk over `rounds` rounds, recalling and asking in turn: {recalled, asked}.
+// `evict` is written before each walk.
+std::pair<double, double> median_walk_ns(int rounds, int walks, std::vector<char>& evict) {
+  std::vector<double> recalled, asked;
   for (int r = 0; r < rounds; ++r)
-    for (bool on : {recall, recall_other}) {
-      set_recent_walks(on);
+    for (bool recall : {true, false}) {
+      set_recent_walks(recall);
       walk_ns = 0;
       RawFrame out[24];
       for (int i = 0; i < walks; ++i) {
         if (!evict.empty()) std::memset(evict.data(), i, evict.size());
         chain(20, out);
       }
-      (on == recall ? mine : other).push_back(walk_ns / walks);
+      (recall ? recalled : asked).push_back(walk_ns / walks);
     }
-  std::sort(mine.begin(), mine.end());
-  std::sort(other.begin(), other.end());
-  return mine[mine.size() / 2];
+  std::sort(recalled.begin(), recalled.end());
+  std::sort(asked.begin(), asked.end());
+  return {recalled[recalled.size() / 2], asked[asked.size() / 2]};
 }
 
 }  // namespace
@@ -67,16 +68,13 @@ int main(int argc, char** argv) {
   const size_t evict_mib = argc > 3 ? size_t(std::atoi(argv[3])) : 8;
   modules = new ModuleMap;
   modules->refresh();
-  set_unwind_check_period(0);
   RawFrame out[24];
   set_unwind_check_period(1);
   for (int i = 0; i < 50; ++i) chain(20, out);  // the sizes learned (and checked)
   set_unwind_check_period(0);
   std::vector<char> none, evict(evict_mib << 20);
   for (auto* buffer : {&none, &evict}) {
-    std::vector<double> asked;
-    const double recalled = median_walk_ns(true, rounds, walks, *buffer, asked, false);
-    const double asked_ns = asked[asked.size() / 2];
+    const auto [recalled, asked_ns] = median_walk_ns(rounds, walks, *buffer);
     std::printf("walk_%s_recalled_ns_median=%.0f walk_%s_asked_ns_median=%.0f ratio=%.2f\n",
                 buffer->empty() ? "warm" : "cold", recalled, buffer->empty() ? "warm" : "cold", asked_ns,
                 recalled / asked_ns);

@@ -214,9 +214,10 @@ TEST_CASE("learned walk: a thread's recent walks answer for the frames they shar
   };
   RecentWalks recent;
   uint64_t ips[16];
-  auto walk = [&](size_t truncate_at = SIZE_MAX) {
+  auto walk = [&](uint64_t keep_version = 0) {
     asks = 0;
-    return walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, truncate_at, nullptr, &recent);
+    return walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, SIZE_MAX, nullptr, &recent,
+                               keep_version);
   };
   LearnedWalk first = walk();
   REQUIRE(first.ok);
@@ -268,22 +269,20 @@ TEST_CASE("learned walk: a thread's recent walks answer for the frames they shar
     CHECK_FALSE(walk().ok);
   }
   SECTION("keep() answering otherwise since (its version changed): not recalled, keep() asked again") {
-    asks = 0;
-    LearnedWalk asked = walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, SIZE_MAX, nullptr,
-                                            &recent, /*keep_version=*/1);
+    LearnedWalk asked = walk(/*keep_version=*/1);
     REQUIRE(asked.ok);
     CHECK(asked.recalled == 0);
     CHECK(asks == 3);
-    asks = 0;
-    CHECK(walk_learned_frames(t, st.at(64), st.lo(), st.hi(), ips, 16, 16, skip_a, SIZE_MAX, nullptr, &recent, 1)
-              .recalled == 3);
+    CHECK(walk(1).recalled == 3);
     CHECK(asks == 0);
   }
   SECTION("a walk from another depth does not use them") {
-    st.put(64, 0xA0);  // a frame of 8 more bytes below A
-    t.learn(0xA0, 96);
-    asks = 0;
-    LearnedWalk deeper = walk_learned_frames(t, st.at(72), st.lo(), st.hi(), ips, 16, 16, skip_a,
+    // A start elsewhere on the stack whose depth falls in the same slot, reading A's address first.
+    size_t start = 256;
+    while (&recent.slot(st.hi() - st.at(start)) != &recent.slot(st.hi() - st.at(64))) start += 16;
+    REQUIRE(start + 96 < st.words.size() * 8);
+    st.put(start - 8, 0xA0);
+    LearnedWalk deeper = walk_learned_frames(t, st.at(start), st.lo(), st.hi(), ips, 16, 16, skip_a,
                                              SIZE_MAX, nullptr, &recent);
     CHECK(deeper.recalled == 0);
   }

@@ -3,8 +3,7 @@
 //
 // A learned walk asks the frame-size table (1 MiB of scattered slots) once per frame, and the
 // module map (a binary search) once per frame of the CUDA plumbing at its inner end; between two
-// CUDA calls the program's own work evicts both, so on a real run each ask is a cache miss: some
-// 20 to 60 lines a walk. A thread makes the same calls from the same places again and again, and
+// CUDA calls the program's own work evicts both, so on a real run each ask is a cache miss. A thread makes the same calls from the same places again and again, and
 // such a call starts its walk at the same depth of the thread's stack and reads the same return
 // addresses. So each walk leaves its answers here, in a slot chosen by its starting depth; a later
 // walk from that depth takes the answers from the slot for as long as it reads the very return
