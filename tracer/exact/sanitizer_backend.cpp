@@ -25,6 +25,7 @@
 #include "sanitizer_api.h"
 #include "streamhaz/tracer/footprint_table.h"
 #include "streamhaz/tracer/launch_memo.h"
+#include "streamhaz/tracer/per_thread.h"
 #include "tracer_state.h"
 
 namespace streamhaz::tracer::glue {
@@ -73,7 +74,8 @@ struct ThreadLaunch {
   bool key_valid = false;
   CUcontext program_launch = nullptr;  // the context of the program launch in progress
 };
-thread_local ThreadLaunch current;
+// Each thread's own (per_thread.h: too large for the thread-local block).
+ThreadLaunch& current() { return PerThread<ThreadLaunch>::get(); }
 
 void on_module_loaded(const Sanitizer_ResourceModuleData& m) {
   const std::string warning = backend->phases->loaded(m.context, m.module, m.pCubin, m.cubinSize);
@@ -125,20 +127,21 @@ void forget_context(CUcontext context) {
 void on_launch_entry(CUcontext context) {
   Recorder* rec = active_recorder();
   Backend& b = *backend;
-  current.key_valid = false;
-  current.program_launch = nullptr;
-  if (!rec || !b.memoise || !context || !rec->held_launch_key(current.key)) return;
-  current.key.context = reinterpret_cast<uint64_t>(context);
+  ThreadLaunch& launch = current();
+  launch.key_valid = false;
+  launch.program_launch = nullptr;
+  if (!rec || !b.memoise || !context || !rec->held_launch_key(launch.key)) return;
+  launch.key.context = reinterpret_cast<uint64_t>(context);
   b.phases->enter_launch(context);  // until this launch call's exit
-  current.program_launch = context;
+  launch.program_launch = context;
   thread_local std::vector<KernelRange> reused;
-  if (b.memo.reuse(current.key, reused)) {
+  if (b.memo.reuse(launch.key, reused)) {
     rec->release_kernel(&reused, trace::FootprintTier::Memo);
     b.phases->launched(context, true);
     return;
   }
   b.phases->launched(context, false);
-  current.key_valid = true;
+  launch.key_valid = true;
   if (!b.phases->learning(context)) {
     rec->release_kernel(nullptr);
     b.bare.fetch_add(1, std::memory_order_relaxed);
@@ -193,7 +196,7 @@ void on_launch_begin(const Sanitizer_LaunchData& l) {
     s->busy.unlock();
     return;
   }
-  current.slot = s;
+  current().slot = s;
 }
 
 // A kernel node of a graph launch: graph kernels keep the footprint their capture gave them
@@ -205,9 +208,10 @@ void on_graph_node_launch(const Sanitizer_GraphNodeLaunchData& n) {
 }
 
 void on_launch_end(const Sanitizer_LaunchData& l) {
-  ContextSlot* s = current.slot;
+  ThreadLaunch& launch = current();
+  ContextSlot* s = launch.slot;
   if (!s) return;
-  current.slot = nullptr;
+  launch.slot = nullptr;
   Backend& b = *backend;
   std::vector<KernelRange> ranges;
   bool coarse = false;
@@ -239,34 +243,35 @@ void on_launch_end(const Sanitizer_LaunchData& l) {
   if (read) b.instrumented.fetch_add(1, std::memory_order_relaxed);
   if (coarse) b.coarse.fetch_add(1, std::memory_order_relaxed);
   // A coarse footprint is not memoised: an identical launch is instrumented again.
-  if (read && current.key_valid && !coarse) b.memo.observe(current.key, ranges);
+  if (read && launch.key_valid && !coarse) b.memo.observe(launch.key, ranges);
   if (Recorder* rec = active_recorder()) rec->release_kernel(read ? &ranges : nullptr);
 }
 
 void on_driver_call(Sanitizer_CallbackId cbid, const Sanitizer_CallbackData& cb) {
+  ThreadLaunch& launch = current();
   SanitizerDriverCall call;
   call.exit = cb.callbackSite == SANITIZER_API_EXIT;
-  if (!call.exit) current.correlation = backend->next_correlation.fetch_add(1, std::memory_order_relaxed);
+  if (!call.exit) launch.correlation = backend->next_correlation.fetch_add(1, std::memory_order_relaxed);
   call.function_name = cb.functionName;
   call.params = cb.functionParams;
   call.return_value = cb.functionReturnValue;
   call.symbol_name = cb.symbolName;
   call.context = cb.context;
-  call.correlation = current.correlation;
+  call.correlation = launch.correlation;
   decode_sanitizer_driver_call(cbid, call);
   // Only launch calls can hold a record, so other calls do not take the recorder's lock here.
   if (!cb.functionName || std::strncmp(cb.functionName, "cuLaunch", 8) != 0) return;
   if (!call.exit) return on_launch_entry(cb.context);
   // A launch that ended without its launch callbacks (it failed), or without the end one: its
   // record leaves bare, and a table it took is given back unread.
-  if (ContextSlot* s = current.slot) {
-    current.slot = nullptr;
+  if (ContextSlot* s = launch.slot) {
+    launch.slot = nullptr;
     s->forget_use();
     s->busy.unlock();
   }
   if (Recorder* rec = active_recorder()) rec->release_kernel(nullptr);
-  if (CUcontext context = current.program_launch) {
-    current.program_launch = nullptr;
+  if (CUcontext context = launch.program_launch) {
+    launch.program_launch = nullptr;
     backend->phases->leave_launch(context);
     switch_phase_if_due(context);
   }

@@ -3,11 +3,13 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "streamhaz/tracer/per_thread.h"
 #include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
@@ -86,9 +88,9 @@ const ParamLayout& layout_of(CUfunction f) {
     const ParamLayout* layout;
   };
   constexpr size_t kSlots = 256;
-  thread_local Cached cache[kSlots] = {};
+  using Cache = std::array<Cached, kSlots>;
   static_assert(kSlots == 256, "the hash below keeps 8 bits");
-  Cached& slot = cache[(reinterpret_cast<uintptr_t>(f) * 0x9E3779B97F4A7C15ull) >> 56];
+  Cached& slot = PerThread<Cache>::get()[(reinterpret_cast<uintptr_t>(f) * 0x9E3779B97F4A7C15ull) >> 56];
   if (slot.f == f && slot.layout) return *slot.layout;
   PhaseTimer timer(Phase::ParamLayout);
   std::lock_guard lock(layout_mu);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "streamhaz/tracer/hot_path.h"
+#include "streamhaz/tracer/per_thread.h"
 #include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
@@ -163,9 +164,9 @@ FrameSizeTable& frame_sizes() {
   return *table;
 }
 
-// Trivially destructible: a thread's last CUDA call may come during its exit.
-thread_local VaryingFrameSizes varying_sizes;
-thread_local RecentWalks recent_walks;
+// Each thread's own (per_thread.h: too large for the thread-local block).
+VaryingFrameSizes& varying_sizes() { return PerThread<VaryingFrameSizes>::get(); }
+RecentWalks& recent_walks() { return PerThread<RecentWalks>::get(); }
 std::atomic<bool> recall_walks{true};
 std::atomic<uint64_t> varying_stepped{0};
 
@@ -271,8 +272,8 @@ STREAMHAZ_HOT bool fast_unwind(ModuleMap& modules, uint64_t cfa, RawFrame* out, 
   uint64_t ips[256];
   const LearnedWalk w = walk_learned_frames(frame_sizes(), cfa, cfa - 8, hi, ips, 256, max,
                                             [&](uint64_t ip, size_t kept) { return kept > 0 || !modules.is_cuda_plumbing(ip); },
-                                            kTruncateAt, &varying_sizes,
-                                            recall_walks.load(std::memory_order_relaxed) ? &recent_walks : nullptr,
+                                            kTruncateAt, &varying_sizes(),
+                                            recall_walks.load(std::memory_order_relaxed) ? &recent_walks() : nullptr,
                                             modules.scans());
   // Beside fast_walks' count (one cache line, which this thread then holds already).
   frames_recalled.fetch_add(w.recalled, std::memory_order_relaxed);
@@ -314,7 +315,7 @@ STREAMHAZ_HOT __attribute__((noinline)) size_t unwind_program_frames(ModuleMap& 
   RawFrame fast[kMaxUnwound];
   const bool fast_ok = check && fast_unwind(modules, cfa, fast, max, fast_n, truncated);
   slow_walks.fetch_add(1, std::memory_order_relaxed);
-  UnwindState state{&modules, &frame_sizes(), &varying_sizes, out, max};
+  UnwindState state{&modules, &frame_sizes(), &varying_sizes(), out, max};
   state.start_cfa = cfa;
   // Sizes are learned only where the return-address slot lies on this thread's own stack, above
   // this frame (an alternate signal stack or a foreign stack: nothing is learned).

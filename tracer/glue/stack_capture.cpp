@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "streamhaz/tracer/hot_path.h"
+#include "streamhaz/tracer/per_thread.h"
 #include "streamhaz/tracer/self_profile.h"
 
 namespace streamhaz::tracer::glue {
@@ -19,7 +20,7 @@ struct PreparedFrames {
   size_t count = 0;
   bool ready = false;
 };
-thread_local PreparedFrames prepared;
+PreparedFrames& prepared_frames() { return PerThread<PreparedFrames>::get(); }
 
 std::atomic<StackCapture*> the_capture{nullptr};
 
@@ -35,6 +36,7 @@ StackCapture::StackCapture(Stacks mode) : mode_(mode) {
 }
 
 void StackCapture::prepare(StackNeed need) {
+  PreparedFrames& prepared = prepared_frames();
   prepared.ready = false;
   prepared.count = 0;
   RawFrame probe;
@@ -48,10 +50,11 @@ void StackCapture::prepare(StackNeed need) {
   prepared.ready = true;
 }
 
-void StackCapture::clear() { prepared.ready = false; }
+void StackCapture::clear() { prepared_frames().ready = false; }
 
 STREAMHAZ_HOT size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
   size_t n = 0;
+  const PreparedFrames& prepared = prepared_frames();
   auto take_native = [&] {
     if (!prepared.ready) return;
     const size_t k = std::min(prepared.count, max - n);

@@ -14,7 +14,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 namespace streamhaz::tracer {
 
@@ -38,7 +37,5 @@ class RecentWalks {
  private:
   std::array<Walk, kSlots> walks_{};
 };
-// Kept per thread: a thread's last CUDA call may come during its exit, after destructors ran.
-static_assert(std::is_trivially_destructible_v<RecentWalks>);
 
 }  // namespace streamhaz::tracer
