@@ -76,6 +76,7 @@ struct ThreadLaunch {
 };
 // Each thread's own (per_thread.h: too large for the thread-local block).
 ThreadLaunch& current() { return PerThread<ThreadLaunch>::get(); }
+struct MemoRanges;  // PerThread's tag for the ranges the launch memo serves, reused per thread
 
 void on_module_loaded(const Sanitizer_ResourceModuleData& m) {
   const std::string warning = backend->phases->loaded(m.context, m.module, m.pCubin, m.cubinSize);
@@ -134,7 +135,7 @@ void on_launch_entry(CUcontext context) {
   launch.key.context = reinterpret_cast<uint64_t>(context);
   b.phases->enter_launch(context);  // until this launch call's exit
   launch.program_launch = context;
-  thread_local std::vector<KernelRange> reused;
+  std::vector<KernelRange>& reused = PerThread<std::vector<KernelRange>, MemoRanges>::get();
   if (b.memo.reuse(launch.key, reused)) {
     rec->release_kernel(&reused, trace::FootprintTier::Memo);
     b.phases->launched(context, true);

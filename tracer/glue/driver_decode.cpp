@@ -1,8 +1,10 @@
 #include "driver_decode.h"
 #include "streamhaz/tracer/hot_path.h"
+#include "streamhaz/tracer/per_thread.h"
 
 #include <array>
 #include <cstring>
+#include <string>
 
 namespace streamhaz::tracer::glue {
 
@@ -10,6 +12,8 @@ using trace::AllocKind;
 using trace::MemcpyKind;
 
 namespace {
+
+struct LaunchArgumentBytes;  // PerThread's tag for a launch's copied argument bytes
 
 // Parameter structs of the call families that share a layout prefix.
 struct LaunchPrefix {  // cuLaunchKernel, cuLaunchCooperativeKernel
@@ -86,7 +90,7 @@ void launch(Decoder& d, const CUpti_CallbackData& cb, CUfunction f, const unsign
   k.shared_mem = smem;
   if (d.facts.wants_param_bytes()) {
     // Reused per thread: the recorder copies the bytes into its own reused record.
-    thread_local std::string bytes;
+    std::string& bytes = PerThread<std::string, LaunchArgumentBytes>::get();
     PhaseTimer timer(Phase::ParamBytes);
     if (kernel_params) {
       const ParamLayout& layout = d.facts.param_layout(f);

@@ -20,7 +20,6 @@ struct PreparedFrames {
   size_t count = 0;
   bool ready = false;
 };
-PreparedFrames& prepared_frames() { return PerThread<PreparedFrames>::get(); }
 
 std::atomic<StackCapture*> the_capture{nullptr};
 
@@ -36,29 +35,30 @@ StackCapture::StackCapture(Stacks mode) : mode_(mode) {
 }
 
 void StackCapture::prepare(StackNeed need) {
-  PreparedFrames& prepared = prepared_frames();
-  prepared.ready = false;
-  prepared.count = 0;
+  clear();
   RawFrame probe;
   const bool python = python_.capture(&probe, 1) > 0;
   const bool native = need == StackNeed::Origin ||
                       (!python && (need != StackNeed::KernelLaunch || mode_ == Stacks::All));
   if (!native) return;
   const size_t max = need == StackNeed::Origin && python ? kOriginNativeFrames : kNativeFrames;
+  PreparedFrames& prepared = PerThread<PreparedFrames>::get();  // made by the thread's first native walk
   PhaseTimer timer(Phase::NativeUnwind);
   prepared.count = unwind_program_frames(modules_, prepared.frames, max);
   prepared.ready = true;
 }
 
-void StackCapture::clear() { prepared_frames().ready = false; }
+void StackCapture::clear() {
+  if (PreparedFrames* prepared = PerThread<PreparedFrames>::find()) prepared->ready = false;
+}
 
 STREAMHAZ_HOT size_t StackCapture::capture(StackNeed need, RawFrame* out, size_t max) {
   size_t n = 0;
-  const PreparedFrames& prepared = prepared_frames();
+  const PreparedFrames* prepared = PerThread<PreparedFrames>::find();  // none: nothing prepared
   auto take_native = [&] {
-    if (!prepared.ready) return;
-    const size_t k = std::min(prepared.count, max - n);
-    std::copy(prepared.frames, prepared.frames + k, out + n);
+    if (!prepared || !prepared->ready) return;
+    const size_t k = std::min(prepared->count, max - n);
+    std::copy(prepared->frames, prepared->frames + k, out + n);
     n += k;
   };
   if (need == StackNeed::Origin) take_native();  // the library that called CUDA, innermost
