@@ -164,9 +164,11 @@ FrameSizeTable& frame_sizes() {
   return *table;
 }
 
-// Each thread's own (per_thread.h: too large for the thread-local block).
-VaryingFrameSizes& varying_sizes() { return PerThread<VaryingFrameSizes>::get(); }
-RecentWalks& recent_walks() { return PerThread<RecentWalks>::get(); }
+// Each thread's own (per_thread.h: too large for the thread-local block); tagged, since the
+// types are the core's and others may keep their own.
+struct TracerWalks;
+VaryingFrameSizes& varying_sizes() { return PerThread<VaryingFrameSizes, TracerWalks>::get(); }
+RecentWalks& recent_walks() { return PerThread<RecentWalks, TracerWalks>::get(); }
 std::atomic<bool> recall_walks{true};
 std::atomic<uint64_t> varying_stepped{0};
 
